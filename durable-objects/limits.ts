@@ -1,0 +1,20 @@
+/** Limits of the contract (SPEC §2, §6) and resource caps; one place for all of them. */
+
+/** Bytes of a model name or tenant id. */
+export const MAX_NAME_BYTES = 256;
+/** Bytes of a request id. */
+export const MAX_REQUEST_ID_BYTES = 512;
+/** Hashes in one `sequence_hashes` array. */
+export const MAX_HASHES_PER_CALL = 65_536;
+/** Operations in one `POST /batch`. */
+export const MAX_BATCH_OPS = 4_096;
+/** Request body bytes (Dynamo's axum default). */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+/** Live requests in one tracker before `/add` answers 429. */
+export const MAX_LIVE_REQUESTS = 200_000;
+/** Registered workers in one tracker. */
+export const MAX_WORKERS = 4_096;
+/** Data-parallel rank slots in one tracker (each costs memory even when idle). */
+export const MAX_RANKS = 65_536;
+/** Default age limit of a live request, seconds (Dynamo: 300). */
+export const DEFAULT_REQUEST_EXPIRY_SECONDS = 300;
