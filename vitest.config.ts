@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    // Pool teardown can outlast vitest's default on a busy machine.
+    teardownTimeout: 60_000,
     projects: [
       {
         test: {
@@ -23,7 +25,6 @@ export default defineConfig({
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
           testTimeout: 30_000,
-          teardownTimeout: 60_000,
         },
       },
       {

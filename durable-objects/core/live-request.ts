@@ -1,0 +1,29 @@
+import type { PrefillEntry } from "./prefill-queue";
+import type { RankSlot } from "./rank-slot";
+
+/**
+ * One live request. A class (one hidden shape for all of them) holding only scalars and links: the
+ * prompt itself lives in the tracker's trie and is reached through `leaf`.
+ */
+export class LiveRequest implements PrefillEntry {
+  prefillPrev: PrefillEntry | null = null;
+  prefillNext: PrefillEntry | null = null;
+  inPrefill = false;
+  /** Neighbours in the tracker's deadline-ordered expiry list. */
+  expiryPrev: LiveRequest | null = null;
+  expiryNext: LiveRequest | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly slot: RankSlot,
+    /** Trie node of the prompt's last block. */
+    readonly leaf: number,
+    /** When the request was booked, epoch ms. */
+    readonly startedAt: number,
+    /** `startedAt` + the expiry age: the request is expired once the clock passes it. */
+    readonly deadline: number,
+    readonly prefillTokens: number,
+    readonly prefillDurationMs: number,
+    readonly expectedOutputTokens: number | undefined,
+  ) {}
+}

@@ -1,0 +1,100 @@
+/**
+ * Prefill accounting of one rank: the FIFO of requests whose prompt tokens still wait for prefill,
+ * and Dynamo's anchor rule for decaying that load over an expected prefill duration
+ * (`lib/kv-router/src/sequences/prefill_tracker.rs`; reference §1.3).
+ *
+ * The anchor is the FIFO front. A front that arrives while the queue is empty anchors at its own add
+ * time; when the front leaves (prefill complete, free, expiry), the next one anchors at that moment.
+ * Two modes, decided by whether any queued request lacks a duration:
+ * - anchor-only: `S − A + A_rem`, where only the anchor decays:
+ *   `A_rem = ceil(A × clamp(1 − elapsed/duration, 0, 1))` (A itself without a duration, 0 for 0 ms);
+ * - all-modeled: `max(0, S − floor(A × elapsed/duration))`, not clamped to A, so the anchor's
+ *   overrun spills into the requests behind it; a 0 ms anchor completes at once.
+ * Requests without a duration never decay, so a tracker fed only by Dynamo-compatible `/add` calls
+ * reports the plain sum of pending `new_isl_tokens`, exactly as the standalone service does.
+ */
+
+/** A queued prefill; `LiveRequest` implements it so the queue needs no node objects of its own. */
+export interface PrefillEntry {
+  /** Tokens still to prefill when the request was added (> 0 to be queued at all). */
+  readonly prefillTokens: number;
+  /** Expected prefill duration in ms; NaN when the request gave none. */
+  readonly prefillDurationMs: number;
+  prefillPrev: PrefillEntry | null;
+  prefillNext: PrefillEntry | null;
+  inPrefill: boolean;
+}
+
+export class PrefillQueue {
+  head: PrefillEntry | null = null;
+  private tail: PrefillEntry | null = null;
+  /** Sum of `prefillTokens` over the queue. */
+  private sum = 0;
+  /** Queued entries without a duration (anchor-only mode while > 0). */
+  private unmodeled = 0;
+  /** When the current front became the anchor, ms. */
+  anchorAt = 0;
+
+  /** Appends an entry at `now`; it becomes the anchor when the queue was empty. */
+  push(entry: PrefillEntry, now: number): void {
+    entry.inPrefill = true;
+    entry.prefillNext = null;
+    entry.prefillPrev = this.tail;
+    if (this.tail) this.tail.prefillNext = entry;
+    else {
+      this.head = entry;
+      this.anchorAt = now;
+    }
+    this.tail = entry;
+    this.sum += entry.prefillTokens;
+    if (Number.isNaN(entry.prefillDurationMs)) this.unmodeled++;
+  }
+
+  /**
+   * Removes an entry at `now`.
+   * @returns the entry that became the anchor by this removal, if any (its anchor time is `now`).
+   */
+  remove(entry: PrefillEntry, now: number): PrefillEntry | null {
+    if (!entry.inPrefill) return null;
+    entry.inPrefill = false;
+    const wasHead = entry === this.head;
+    if (entry.prefillPrev) entry.prefillPrev.prefillNext = entry.prefillNext;
+    else this.head = entry.prefillNext;
+    if (entry.prefillNext) entry.prefillNext.prefillPrev = entry.prefillPrev;
+    else this.tail = entry.prefillPrev;
+    entry.prefillPrev = null;
+    entry.prefillNext = null;
+    this.sum -= entry.prefillTokens;
+    if (Number.isNaN(entry.prefillDurationMs)) this.unmodeled--;
+    if (!wasHead || !this.head) return null;
+    this.anchorAt = now;
+    return this.head;
+  }
+
+  /** Prefill tokens still pending at `now` (ms), after decay. */
+  activeTokens(now: number): number {
+    const anchor = this.head;
+    if (!anchor) return 0;
+    const tokens = anchor.prefillTokens;
+    const duration = anchor.prefillDurationMs;
+    const elapsed = Math.max(0, now - this.anchorAt);
+    if (this.unmodeled > 0) {
+      let remaining = tokens;
+      if (duration === 0) remaining = 0;
+      else if (!Number.isNaN(duration)) {
+        remaining = Math.ceil(tokens * Math.min(1, Math.max(0, 1 - elapsed / duration)));
+      }
+      return this.sum - tokens + remaining;
+    }
+    if (duration === 0) return Math.max(0, this.sum - tokens);
+    return Math.max(0, this.sum - Math.floor((tokens * elapsed) / duration));
+  }
+
+  /** Empties the queue without touching the entries (the rank was dropped). */
+  clear(): void {
+    this.head = null;
+    this.tail = null;
+    this.sum = 0;
+    this.unmodeled = 0;
+  }
+}
