@@ -1,0 +1,325 @@
+/**
+ * Exact JSON for the wire. `JSON.parse` rounds integers above 2^53 (worker ids and prompt hashes are
+ * full 64-bit values) and cannot tell `5` from `5.0`; `JSON.stringify` refuses bigint. This module
+ * parses integer literals exactly, marks non-integer literals, and writes bigint as plain integers.
+ */
+
+/** A JSON number written with a fraction or exponent: valid for float fields, never for integers. */
+export class JsonFraction {
+  constructor(readonly value: number) {}
+}
+
+export class JsonSyntaxError extends Error {
+  override readonly name = "JsonSyntaxError";
+  constructor(
+    readonly detail: string,
+    /** UTF-8 byte offset of the problem in the body. */
+    readonly offset: number,
+  ) {
+    super(`invalid JSON at byte ${offset}: ${detail}`);
+  }
+}
+
+export type JsonValue = null | boolean | number | bigint | string | JsonFraction | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+/** What {@link stringifyJson} can write; `undefined` object fields are skipped, as in `JSON.stringify`. */
+export type JsonOutput =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | JsonFraction
+  | readonly JsonOutput[]
+  | { readonly [key: string]: JsonOutput | undefined };
+
+/** Deeper nesting is refused: no wire body needs more than 3 levels, and recursion must stay bounded. */
+export const MAX_JSON_DEPTH = 64;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = -MAX_SAFE;
+/** Integer literals of at most this many digits are below 2^53 and can be accumulated as numbers. */
+const SAFE_DIGITS = 15;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+const ESCAPES: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
+
+/** Parses one RFC 8259 JSON text; integers beyond ±(2^53−1) become bigint, fractions {@link JsonFraction}. */
+export function parseJson(text: string): JsonValue {
+  const parser = new Parser(text);
+  parser.skipSpace();
+  const value = parser.value(0);
+  parser.skipSpace();
+  if (parser.pos < text.length) parser.fail("unexpected data after the JSON value");
+  return value;
+}
+
+class Parser {
+  pos = 0;
+  constructor(private readonly text: string) {}
+
+  fail(detail: string, at = this.pos): never {
+    throw new JsonSyntaxError(detail, new TextEncoder().encode(this.text.slice(0, at)).length);
+  }
+
+  skipSpace(): void {
+    const text = this.text;
+    let pos = this.pos;
+    for (;;) {
+      const c = text.charCodeAt(pos);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      pos++;
+    }
+    this.pos = pos;
+  }
+
+  value(depth: number): JsonValue {
+    const c = this.text.charCodeAt(this.pos);
+    if (c === QUOTE) return this.string();
+    if (c === MINUS || (c >= ZERO && c <= NINE)) return this.number();
+    if (c === 0x7b) return this.object(depth + 1);
+    if (c === 0x5b) return this.array(depth + 1);
+    if (c === 0x74) return this.literal("true", true);
+    if (c === 0x66) return this.literal("false", false);
+    if (c === 0x6e) return this.literal("null", null);
+    if (Number.isNaN(c)) this.fail("unexpected end of input");
+    return this.fail(`unexpected character ${JSON.stringify(this.text.charAt(this.pos))}`);
+  }
+
+  private literal<T extends JsonValue>(word: string, result: T): T {
+    if (!this.text.startsWith(word, this.pos)) this.fail(`expected '${word}'`);
+    this.pos += word.length;
+    return result;
+  }
+
+  private expect(code: number, what: string): void {
+    if (this.text.charCodeAt(this.pos) !== code) {
+      this.fail(
+        this.pos >= this.text.length ? `unexpected end of input, expected ${what}` : `expected ${what}`,
+      );
+    }
+    this.pos++;
+  }
+
+  private object(depth: number): JsonObject {
+    if (depth > MAX_JSON_DEPTH) this.fail(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
+    this.pos++;
+    // No prototype: a `__proto__` key is an ordinary own field and cannot reach Object.prototype.
+    const result: JsonObject = Object.create(null);
+    this.skipSpace();
+    if (this.text.charCodeAt(this.pos) === 0x7d) {
+      this.pos++;
+      return result;
+    }
+    for (;;) {
+      const keyAt = this.pos;
+      if (this.text.charCodeAt(keyAt) !== QUOTE) this.expect(QUOTE, "a string key");
+      const key = this.string();
+      this.skipSpace();
+      this.expect(COLON, "':'");
+      this.skipSpace();
+      const item = this.value(depth);
+      if (key in result) this.fail(`duplicate key ${JSON.stringify(key)}`, keyAt);
+      result[key] = item;
+      this.skipSpace();
+      const c = this.text.charCodeAt(this.pos);
+      this.pos++;
+      if (c === 0x7d) return result;
+      if (c !== COMMA)
+        this.fail(Number.isNaN(c) ? "unexpected end of input" : "expected ',' or '}'", this.pos - 1);
+      this.skipSpace();
+    }
+  }
+
+  private array(depth: number): JsonValue[] {
+    if (depth > MAX_JSON_DEPTH) this.fail(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
+    this.pos++;
+    const result: JsonValue[] = [];
+    this.skipSpace();
+    if (this.text.charCodeAt(this.pos) === 0x5d) {
+      this.pos++;
+      return result;
+    }
+    for (;;) {
+      result.push(this.value(depth));
+      this.skipSpace();
+      const c = this.text.charCodeAt(this.pos);
+      this.pos++;
+      if (c === 0x5d) return result;
+      if (c !== COMMA)
+        this.fail(Number.isNaN(c) ? "unexpected end of input" : "expected ',' or ']'", this.pos - 1);
+      this.skipSpace();
+    }
+  }
+
+  private number(): number | bigint | JsonFraction {
+    const text = this.text;
+    const start = this.pos;
+    let pos = start;
+    const negative = text.charCodeAt(pos) === MINUS;
+    if (negative) pos++;
+    const digitsStart = pos;
+    let c = text.charCodeAt(pos);
+    let accumulated = 0;
+    if (c === ZERO) {
+      pos++;
+      c = text.charCodeAt(pos);
+      if (c >= ZERO && c <= NINE) this.fail("leading zeros are not allowed", pos);
+    } else if (c > ZERO && c <= NINE) {
+      do {
+        accumulated = accumulated * 10 + (c - ZERO);
+        c = text.charCodeAt(++pos);
+      } while (c >= ZERO && c <= NINE);
+    } else {
+      this.fail("expected a digit", pos);
+    }
+    const digits = pos - digitsStart;
+    let fractional = false;
+    if (c === DOT) {
+      fractional = true;
+      pos = this.digits(pos + 1);
+      c = text.charCodeAt(pos);
+    }
+    if (c === 0x65 || c === 0x45) {
+      fractional = true;
+      c = text.charCodeAt(++pos);
+      if (c === PLUS || c === MINUS) pos++;
+      pos = this.digits(pos);
+    }
+    this.pos = pos;
+    if (fractional) return new JsonFraction(Number(text.slice(start, pos)));
+    if (digits <= SAFE_DIGITS) return negative ? (accumulated === 0 ? 0 : -accumulated) : accumulated;
+    const big = BigInt(text.slice(start, pos));
+    return big >= MIN_SAFE && big <= MAX_SAFE ? Number(big) : big;
+  }
+
+  private digits(from: number): number {
+    let pos = from;
+    let c = this.text.charCodeAt(pos);
+    if (!(c >= ZERO && c <= NINE)) this.fail("expected a digit", pos);
+    do c = this.text.charCodeAt(++pos);
+    while (c >= ZERO && c <= NINE);
+    return pos;
+  }
+
+  private string(): string {
+    const text = this.text;
+    const start = ++this.pos;
+    let pos = start;
+    for (;;) {
+      const c = text.charCodeAt(pos);
+      if (c === QUOTE) {
+        this.pos = pos + 1;
+        return text.slice(start, pos);
+      }
+      if (c === BACKSLASH) return this.escapedString(start, pos);
+      if (c < 0x20) this.fail("control character in string", pos);
+      if (Number.isNaN(c)) this.fail("unterminated string", pos);
+      pos++;
+    }
+  }
+
+  /** The slow path, taken from the first backslash on. */
+  private escapedString(start: number, firstEscape: number): string {
+    const text = this.text;
+    let out = text.slice(start, firstEscape);
+    let pos = firstEscape;
+    let chunk = pos;
+    for (;;) {
+      const c = text.charCodeAt(pos);
+      if (c === QUOTE) {
+        this.pos = pos + 1;
+        return out + text.slice(chunk, pos);
+      }
+      if (Number.isNaN(c)) this.fail("unterminated string", pos);
+      if (c < 0x20) this.fail("control character in string", pos);
+      if (c !== BACKSLASH) {
+        pos++;
+        continue;
+      }
+      out += text.slice(chunk, pos);
+      const kind = text.charAt(pos + 1);
+      if (kind === "u") {
+        const unit = this.hex4(pos + 2);
+        pos += 6;
+        if (unit >= 0xdc00 && unit <= 0xdfff) this.fail("unpaired low surrogate in \\u escape", pos - 6);
+        if (unit >= 0xd800 && unit <= 0xdbff) {
+          // JSON escapes UTF-16, so a code point above U+FFFF must arrive as a complete pair.
+          const low = text.startsWith("\\u", pos) ? this.hex4(pos + 2) : -1;
+          if (low < 0xdc00 || low > 0xdfff) this.fail("unpaired high surrogate in \\u escape", pos - 6);
+          out += String.fromCharCode(unit, low);
+          pos += 6;
+        } else {
+          out += String.fromCharCode(unit);
+        }
+      } else {
+        const replacement = ESCAPES[kind];
+        if (replacement === undefined) this.fail("invalid escape sequence", pos);
+        out += replacement;
+        pos += 2;
+      }
+      chunk = pos;
+    }
+  }
+
+  private hex4(at: number): number {
+    const digits = this.text.slice(at, at + 4);
+    if (!/^[0-9a-fA-F]{4}$/.test(digits)) this.fail("invalid \\u escape", at - 2);
+    return Number.parseInt(digits, 16);
+  }
+}
+
+/** Writes `value` as JSON; bigint as an exact integer literal, non-finite numbers as `null`. */
+export function stringifyJson(value: JsonOutput): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value);
+    case "number":
+      return Number.isFinite(value) ? String(value) : "null";
+    case "bigint":
+      return value.toString();
+    case "boolean":
+      return value ? "true" : "false";
+  }
+  if (value instanceof JsonFraction) return stringifyJson(value.value);
+  if (Array.isArray(value)) {
+    const items: readonly JsonOutput[] = value;
+    let out = "[";
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) out += ",";
+      out += stringifyJson(items[i] as JsonOutput);
+    }
+    return out + "]";
+  }
+  const object = value as { readonly [key: string]: JsonOutput | undefined };
+  let out = "{";
+  for (const key of Object.keys(object)) {
+    const field = object[key];
+    if (field === undefined) continue;
+    if (out.length > 1) out += ",";
+    out += JSON.stringify(key) + ":" + stringifyJson(field);
+  }
+  return out + "}";
+}

@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import { JsonFraction, JsonSyntaxError, type JsonValue, parseJson, stringifyJson } from "../../src/http/json";
+
+function syntaxError(text: string): JsonSyntaxError {
+  try {
+    parseJson(text);
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) return err;
+    throw err;
+  }
+  throw new Error(`parsed without error: ${text}`);
+}
+
+describe("parseJson numbers", () => {
+  it("keeps 2^64-1 exact as a bigint", () => {
+    expect(parseJson("18446744073709551615")).toBe(18446744073709551615n);
+  });
+
+  it("keeps -2^63 exact as a bigint", () => {
+    expect(parseJson("-9223372036854775808")).toBe(-9223372036854775808n);
+  });
+
+  it("returns 2^53+1 as a bigint rather than rounding it to 2^53", () => {
+    expect(parseJson("9007199254740993")).toBe(9007199254740993n);
+  });
+
+  it("returns integers within ±(2^53-1) as numbers, including 16-digit ones", () => {
+    expect(parseJson("9007199254740991")).toBe(9007199254740991);
+    expect(parseJson("-9007199254740991")).toBe(-9007199254740991);
+    expect(parseJson("123456789012345")).toBe(123456789012345);
+    expect(parseJson("-42")).toBe(-42);
+  });
+
+  it("reads -0 as the integer 0", () => {
+    expect(Object.is(parseJson("-0"), 0)).toBe(true);
+  });
+
+  it("marks literals with a fraction or exponent as JsonFraction", () => {
+    expect(parseJson("5.0")).toEqual(new JsonFraction(5));
+    expect(parseJson("1.5")).toEqual(new JsonFraction(1.5));
+    expect(parseJson("2e3")).toEqual(new JsonFraction(2000));
+    expect(parseJson("-2.5E-1")).toEqual(new JsonFraction(-0.25));
+  });
+
+  it("rejects leading zeros, bare signs, trailing dots and empty exponents", () => {
+    expect(syntaxError("01").detail).toBe("leading zeros are not allowed");
+    expect(syntaxError("-").detail).toBe("expected a digit");
+    expect(syntaxError("1.").detail).toBe("expected a digit");
+    expect(syntaxError("1e+").detail).toBe("expected a digit");
+    expect(syntaxError("+1").detail).toContain("unexpected character");
+  });
+});
+
+describe("parseJson structure", () => {
+  it("builds objects without a prototype so __proto__ is an ordinary key", () => {
+    const parsed = parseJson('{"__proto__": {"polluted": true}}') as Record<string, JsonValue>;
+    expect(Object.getPrototypeOf(parsed)).toBeNull();
+    expect(Object.keys(parsed)).toEqual(["__proto__"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("rejects a duplicate key, naming it and its position", () => {
+    const err = syntaxError('{"x": 1, "x": 2}');
+    expect(err.message).toBe('invalid JSON at byte 9: duplicate key "x"');
+  });
+
+  it("accepts 64 levels of nesting and rejects 65", () => {
+    expect(() => parseJson("[".repeat(64) + "]".repeat(64))).not.toThrow();
+    expect(syntaxError("[".repeat(65) + "]".repeat(65)).detail).toBe("nesting deeper than 64 levels");
+    expect(syntaxError('{"a":'.repeat(65) + "1" + "}".repeat(65)).detail).toBe("nesting deeper than 64 levels");
+  });
+
+  it("accepts the four whitespace characters around every token", () => {
+    expect(parseJson(' \t\r\n{ "a" :\n[ 1 ,\t2 ] , "b" : null }\r\n')).toEqual(
+      Object.assign(Object.create(null), { a: [1, 2], b: null }),
+    );
+  });
+
+  it("rejects other whitespace such as a non-breaking space", () => {
+    expect(syntaxError("\u00a01").detail).toContain("unexpected character");
+  });
+
+  it("rejects trailing garbage after the value", () => {
+    expect(syntaxError('{"a":1} x').message).toBe("invalid JSON at byte 8: unexpected data after the JSON value");
+    expect(syntaxError("1 2").detail).toBe("unexpected data after the JSON value");
+  });
+
+  it("rejects trailing commas, missing colons and truncated input", () => {
+    expect(syntaxError("[1,]").detail).toContain("unexpected character");
+    expect(syntaxError('{"a" 1}').detail).toBe("expected ':'");
+    expect(syntaxError('{"a":1').detail).toBe("unexpected end of input");
+    expect(syntaxError("").detail).toBe("unexpected end of input");
+    expect(syntaxError("tru").detail).toBe("expected 'true'");
+    expect(syntaxError("{1:2}").detail).toBe("expected a string key");
+  });
+
+  it("reports positions in UTF-8 bytes, not UTF-16 units", () => {
+    // "é" is 2 bytes and "😀" is 4, so the colon is missing at byte 1 + 2 + 4 + 1 + 1 + 1 = 10.
+    expect(syntaxError('{"é😀" 1}').offset).toBe(10);
+  });
+});
+
+describe("parseJson strings", () => {
+  it("decodes every simple escape", () => {
+    expect(parseJson('"\\" \\\\ \\/ \\b \\f \\n \\r \\t"')).toBe('" \\ / \b \f \n \r \t');
+  });
+
+  it("decodes \\u escapes including a surrogate pair", () => {
+    expect(parseJson('"\\u00e9\\ud83d\\ude00x"')).toBe("é😀x");
+  });
+
+  it("rejects unpaired surrogate escapes", () => {
+    expect(syntaxError('"\\ud83d"').detail).toBe("unpaired high surrogate in \\u escape");
+    expect(syntaxError('"\\ud83d\\u0041"').detail).toBe("unpaired high surrogate in \\u escape");
+    expect(syntaxError('"\\ude00"').detail).toBe("unpaired low surrogate in \\u escape");
+  });
+
+  it("rejects unknown escapes, short \\u escapes and raw control characters", () => {
+    expect(syntaxError('"\\x"').detail).toBe("invalid escape sequence");
+    expect(syntaxError('"\\u12"').detail).toBe("invalid \\u escape");
+    expect(syntaxError('"a\nb"').detail).toBe("control character in string");
+    expect(syntaxError('"a\\n\u0001"').detail).toBe("control character in string");
+  });
+
+  it("rejects an unterminated string", () => {
+    expect(syntaxError('"abc').detail).toBe("unterminated string");
+    expect(syntaxError('"a\\nbc').detail).toBe("unterminated string");
+  });
+});
+
+describe("stringifyJson", () => {
+  it("writes bigint as exact integer literals", () => {
+    expect(stringifyJson([18446744073709551615n, -9223372036854775808n, 9007199254740993n])).toBe(
+      "[18446744073709551615,-9223372036854775808,9007199254740993]",
+    );
+  });
+
+  it("skips undefined fields and escapes strings like JSON.stringify", () => {
+    expect(stringifyJson({ a: undefined, b: 'q"\n', c: [true, null, 1.5] })).toBe('{"b":"q\\"\\n","c":[true,null,1.5]}');
+  });
+
+  it("writes non-finite numbers as null", () => {
+    expect(stringifyJson([Number.NaN, Number.POSITIVE_INFINITY])).toBe("[null,null]");
+  });
+
+  it("round-trips a body with 64-bit values exactly", () => {
+    const text =
+      '{"worker_id":18446744073709551615,"model_name":"m é😀","sequence_hashes":[-1,0,9223372036854775807,-9223372036854775808],"x":{"y":[[]]},"f":0.5}';
+    expect(stringifyJson(parseJson(text))).toBe(text);
+  });
+});
