@@ -1,0 +1,47 @@
+/**
+ * The request schemas of every route, in one module so the OpenAPI document can be generated from
+ * exactly what the routes enforce. Field names are the wire's (snake_case, as Dynamo).
+ */
+import { MAX_HASHES_PER_CALL, MAX_NAME_BYTES, MAX_REQUEST_ID_BYTES } from "../../durable-objects/limits";
+import { float, hashes, object, optional, string, u32, u64, uint, withDefault } from "./schema";
+
+const name = string({ minBytes: 1, maxBytes: MAX_NAME_BYTES });
+const requestId = string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES });
+const sequenceHashes = hashes({ maxItems: MAX_HASHES_PER_CALL });
+const newIslTokens = withDefault(uint(), 0);
+
+/** Dynamo later renamed `tenant_id` to `routing_group`; both spellings are accepted. */
+const TENANT_ALIAS = { aliases: { routing_group: "tenant_id" } } as const;
+const tracker = { model_name: name, tenant_id: withDefault(name, "default") };
+
+export const registerBody = object(
+  { worker_id: u64(), ...tracker, block_size: u32(), dp_start: u32(), dp_size: u32() },
+  TENANT_ALIAS,
+);
+
+export const unregisterBody = object({ worker_id: u64(), ...tracker }, TENANT_ALIAS);
+
+export const addBody = object(
+  {
+    ...tracker,
+    request_id: requestId,
+    worker_id: u64(),
+    dp_rank: u32(),
+    sequence_hashes: sequenceHashes,
+    new_isl_tokens: newIslTokens,
+    expected_output_tokens: optional(u32()),
+    expected_prefill_duration_ms: optional(float({ min: 0 })),
+  },
+  TENANT_ALIAS,
+);
+
+/** `/prefill_complete` and `/free`. */
+export const requestIdBody = object({ ...tracker, request_id: requestId }, TENANT_ALIAS);
+
+export const potentialLoadsBody = object(
+  { ...tracker, sequence_hashes: sequenceHashes, new_isl_tokens: newIslTokens },
+  TENANT_ALIAS,
+);
+
+/** `GET /workers` and `GET /loads`: each filter optional. */
+export const listingQuery = object({ model_name: optional(name), tenant_id: optional(name) }, TENANT_ALIAS);
