@@ -7,7 +7,8 @@ import { PromptTrie } from "./prompt-trie";
 import { RankSlot, type WorkerEntry } from "./rank-slot";
 import { NULL_STORE, type TrackerStore } from "./store";
 
-const U32_LIMIT = 2 ** 32;
+/** Dynamo computes `dp_start + dp_size` with u32 `checked_add`, so an end of exactly 2^32 overflows. */
+const U32_MAX = 2 ** 32 - 1;
 
 export interface TrackerLimits {
   maxLiveRequests: number;
@@ -84,7 +85,7 @@ export class Tracker {
     const { workerId, blockSize, dpStart, dpSize } = input;
     if (blockSize === 0) return fail("invalid_block_size", text.invalidBlockSize());
     if (dpSize === 0) return fail("invalid_dp_size", text.invalidDpSize());
-    if (dpStart + dpSize > U32_LIMIT) return fail("invalid_dp_range", text.invalidDpRange(dpStart, dpSize));
+    if (dpStart + dpSize > U32_MAX) return fail("invalid_dp_range", text.invalidDpRange(dpStart, dpSize));
     const created = this.blockSizeValue === undefined;
     if (!created && blockSize !== this.blockSizeValue) {
       return fail(
