@@ -150,7 +150,9 @@ export class PromptTrie {
       this.countOf[node]!++;
       return;
     }
-    if (!this.sameHashCoveredElsewhere(node, rank)) this.blockCounts[rank]!++;
+    // A multi-rank node may already be covered by `rank`; only its first cover can add a block.
+    const first = single !== MULTI || !this.multi.get(node)!.has(rank);
+    if (first && !this.sameHashCoveredElsewhere(node, rank)) this.blockCounts[rank]!++;
     if (single === NONE) {
       this.rankOf[node] = rank;
       this.countOf[node] = 1;
