@@ -1,0 +1,18 @@
+import type { DirectoryRpc, TrackerRpc } from "../durable-objects/types";
+
+/**
+ * The Worker's bindings (wrangler.toml). The namespaces are typed by the RPC contract rather than by
+ * the object classes, so the Worker depends only on `durable-objects/types.ts`.
+ */
+export interface Env {
+  /** One object per (replica, model, tenant), named by `trackerName`. */
+  TRACKER: DurableObjectNamespace<TrackerRpc & Rpc.DurableObjectBranded>;
+  /** One object per replica listing that replica's trackers, named by `directoryName`. */
+  DIRECTORY: DurableObjectNamespace<DirectoryRpc & Rpc.DurableObjectBranded>;
+  /** Seconds after which a live request expires (read by the objects; default 300). */
+  REQUEST_EXPIRY_SECONDS: string;
+  /** Comma-separated replica names; default `"primary"`. */
+  REPLICAS: string;
+}
+
+export type AppEnv = { Bindings: Env };

@@ -1,0 +1,87 @@
+/**
+ * The one place where failures become HTTP: the tracker's error codes, body and validation errors,
+ * and anything unexpected. Handlers throw; `onError` answers.
+ */
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ErrorCode, Failure, Result } from "../../durable-objects/types";
+import type { AppEnv } from "../env";
+import { JsonSyntaxError } from "./json";
+import { send } from "./respond";
+import { SchemaError, type SchemaErrorKind } from "./schema";
+
+export const STATUS_OF_CODE = {
+  invalid_block_size: 400,
+  invalid_dp_size: 400,
+  invalid_dp_range: 400,
+  invalid_input: 400,
+  block_size_mismatch: 409,
+  duplicate_worker: 409,
+  duplicate_request: 409,
+  worker_not_found: 404,
+  tracker_not_found: 404,
+  rank_not_found: 404,
+  request_not_found: 404,
+  too_large: 413,
+  limit_exceeded: 429,
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
+
+const STATUS_OF_SCHEMA_ERROR = {
+  invalid: 422,
+  too_large: 413,
+  conflict: 400,
+} as const satisfies Record<SchemaErrorKind, ContentfulStatusCode>;
+
+/** An error whose message is safe and meant for the client. */
+export class HttpError extends Error {
+  override readonly name = "HttpError";
+  constructor(
+    readonly status: ContentfulStatusCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function httpErrorOf(failure: Pick<Failure, "code" | "message">): HttpError {
+  // A code added by a newer object version (mid-deploy) is still the client's problem, not ours.
+  const status: ContentfulStatusCode = STATUS_OF_CODE[failure.code] ?? 400;
+  return new HttpError(status, failure.message);
+}
+
+/**
+ * The success branch of an RPC `Result`, or its failure thrown as the mapped HTTP error. Generic over
+ * the stub's return type, which is the declared `Result` intersected with RPC's `Disposable`.
+ */
+export function unwrap<R extends Result>(result: R): Extract<R, { ok: true }> {
+  const outcome: Result = result;
+  if (!outcome.ok) throw httpErrorOf(outcome);
+  return result as Extract<R, { ok: true }>;
+}
+
+/** Durable Object errors the platform marks as overload: the caller should back off and retry. */
+function isOverloaded(err: unknown): boolean {
+  return typeof err === "object" && err !== null && "overloaded" in err && err.overloaded === true;
+}
+
+export function onError(err: unknown, c: Context<AppEnv>): Response {
+  if (err instanceof HttpError) return send(c, { error: err.message }, err.status, err.headers);
+  if (err instanceof SchemaError) return send(c, { error: err.message }, STATUS_OF_SCHEMA_ERROR[err.kind]);
+  if (err instanceof JsonSyntaxError) return send(c, { error: err.message }, 400);
+  const error = err instanceof Error ? err : new Error(String(err));
+  // One JSON line for Workers Logs; never the body, which may carry prompt hashes.
+  console.error(
+    JSON.stringify({
+      level: "error",
+      msg: "unhandled error",
+      method: c.req.method,
+      path: c.req.path,
+      error: `${error.name}: ${error.message}`,
+      stack: error.stack,
+    }),
+  );
+  if (isOverloaded(err))
+    return send(c, { error: "tracker overloaded; retry later" }, 503, { "retry-after": "1" });
+  return send(c, { error: "internal error" }, 500);
+}
