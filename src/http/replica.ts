@@ -1,0 +1,123 @@
+/**
+ * Which replica serves a request: the one named in `x-slot-tracker-replica`, else the replica whose
+ * name is the location hint nearest the caller (from `request.cf`), else the first configured one.
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { HttpError } from "./errors";
+
+export const REPLICA_HEADER = "x-slot-tracker-replica";
+export const DEFAULT_REPLICA = "primary";
+
+const LOCATION_HINTS: ReadonlySet<string> = new Set<DurableObjectLocationHint>([
+  "wnam",
+  "enam",
+  "sam",
+  "weur",
+  "eeur",
+  "apac",
+  "oc",
+  "afr",
+  "me",
+]);
+
+/** Countries Cloudflare's `me` region serves; `cf.continent` files them under AS. */
+const MIDDLE_EAST: ReadonlySet<string> = new Set([
+  "AE",
+  "BH",
+  "IL",
+  "IQ",
+  "IR",
+  "JO",
+  "KW",
+  "LB",
+  "OM",
+  "PS",
+  "QA",
+  "SA",
+  "SY",
+  "YE",
+]);
+
+/** The subset of `request.cf` that placement uses. */
+export interface CallerGeo {
+  continent?: string;
+  country?: string;
+  longitude?: string;
+}
+
+/** Replica names from `REPLICAS`: comma-separated, trimmed, de-duplicated, never empty. */
+export function parseReplicas(raw: string | undefined): string[] {
+  const names = [...new Set((raw ?? "").split(",").map((name) => name.trim()))].filter((name) => name !== "");
+  return names.length > 0 ? names : [DEFAULT_REPLICA];
+}
+
+/** The Durable Object location hint a replica's objects are created with, if its name is one. */
+export function locationHintOf(replica: string): DurableObjectLocationHint | undefined {
+  return LOCATION_HINTS.has(replica) ? (replica as DurableObjectLocationHint) : undefined;
+}
+
+/** Hints nearest the caller, best first; two when a continent has an east and a west region. */
+function nearestHints(geo: CallerGeo): string[] {
+  const longitude = geo.longitude === undefined ? Number.NaN : Number(geo.longitude);
+  const preferred: string[] = geo.country !== undefined && MIDDLE_EAST.has(geo.country) ? ["me"] : [];
+  switch (geo.continent) {
+    case "NA":
+      // The Rockies split Cloudflare's western and eastern North American regions near 100°W.
+      preferred.push(...(longitude < -100 ? ["wnam", "enam"] : ["enam", "wnam"]));
+      break;
+    case "EU":
+      preferred.push(...(longitude >= 20 ? ["eeur", "weur"] : ["weur", "eeur"]));
+      break;
+    case "SA":
+      preferred.push("sam");
+      break;
+    case "AS":
+      preferred.push("apac");
+      break;
+    case "OC":
+      preferred.push("oc");
+      break;
+    case "AF":
+      preferred.push("afr");
+      break;
+  }
+  return preferred;
+}
+
+export function chooseReplica(
+  replicas: readonly string[],
+  requested: string | undefined,
+  geo: CallerGeo | undefined,
+): string {
+  const named = requested?.trim();
+  if (named !== undefined && named !== "") {
+    if (replicas.includes(named)) return named;
+    throw new HttpError(
+      400,
+      `unknown replica ${JSON.stringify(named)}; known replicas: ${replicas.join(", ")}`,
+    );
+  }
+  if (geo !== undefined) {
+    const near = nearestHints(geo).find((hint) => replicas.includes(hint));
+    if (near !== undefined) return near;
+  }
+  return replicas[0] ?? DEFAULT_REPLICA;
+}
+
+/** Reads the placement fields of `request.cf` defensively: it is absent outside Cloudflare. */
+export function geoOf(cf: unknown): CallerGeo | undefined {
+  if (typeof cf !== "object" || cf === null) return undefined;
+  const { continent, country, longitude } = cf as Record<string, unknown>;
+  return {
+    continent: typeof continent === "string" ? continent : undefined,
+    country: typeof country === "string" ? country : undefined,
+    longitude: typeof longitude === "string" || typeof longitude === "number" ? String(longitude) : undefined,
+  };
+}
+
+/** The replica serving this request. */
+export function replicaOf(c: Context<AppEnv>): string {
+  const cf: unknown = (c.req.raw as { cf?: unknown }).cf;
+  return chooseReplica(parseReplicas(c.env.REPLICAS), c.req.header(REPLICA_HEADER), geoOf(cf));
+}
