@@ -1,0 +1,39 @@
+/**
+ * The Hono app: route groups, the 404/405 fallbacks and the single error handler. Kept apart from
+ * `index.ts` so it can be exercised in plain Node without loading the `cloudflare:workers` classes.
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "./env";
+import { onError } from "./http/errors";
+import { send } from "./http/respond";
+import { health } from "./routes/health";
+import { lifecycle } from "./routes/lifecycle";
+import { loads } from "./routes/loads";
+import { registry } from "./routes/registry";
+
+const app = new Hono<AppEnv>();
+
+app.route("/", registry);
+app.route("/", lifecycle);
+app.route("/", loads);
+app.route("/", health);
+
+/** Methods per known path: Hono sends a method mismatch to `notFound`, but the contract says 405. */
+const METHODS_OF_PATH = new Map<string, string[]>();
+for (const { path, method } of app.routes) {
+  const methods = METHODS_OF_PATH.get(path) ?? [];
+  // Hono answers HEAD on every GET route.
+  methods.push(...(method === "GET" ? ["GET", "HEAD"] : [method]));
+  METHODS_OF_PATH.set(path, methods);
+}
+
+app.notFound((c) => {
+  const allowed = METHODS_OF_PATH.get(c.req.path);
+  if (allowed !== undefined)
+    return send(c, { error: "method not allowed" }, 405, { allow: allowed.join(", ") });
+  return send(c, { error: "route not found" }, 404);
+});
+
+app.onError(onError);
+
+export default app;

@@ -1,0 +1,48 @@
+/** Worker registry: `POST /register`, `POST /unregister`, `GET /workers`. */
+import { Hono } from "hono";
+import type { AppEnv } from "../env";
+import { readBody } from "../http/body";
+import { unwrap } from "../http/errors";
+import { rowsOf, trackersToList } from "../http/listing";
+import { compareBigint, compareTracker } from "../http/order";
+import { replicaOf } from "../http/replica";
+import { listingQuery, registerBody, unregisterBody } from "../http/requests";
+import { send, sendOk } from "../http/respond";
+import { trackerFor, trackerStub } from "../http/stubs";
+
+export const registry = new Hono<AppEnv>();
+
+registry.post("/register", async (c) => {
+  const body = await readBody(c, registerBody);
+  const result = await trackerFor(c, body).register({
+    workerId: body.worker_id,
+    blockSize: body.block_size,
+    dpStart: body.dp_start,
+    dpSize: body.dp_size,
+  });
+  unwrap(result);
+  return sendOk(c, 201);
+});
+
+registry.post("/unregister", async (c) => {
+  const body = await readBody(c, unregisterBody);
+  unwrap(await trackerFor(c, body).unregister(body.worker_id));
+  return sendOk(c, 200);
+});
+
+registry.get("/workers", async (c) => {
+  const filter = listingQuery.parse(c.req.query(), "");
+  const keys = await trackersToList(c.env, replicaOf(c), filter);
+  const rows = await rowsOf(keys, async (key) =>
+    (await trackerStub(c.env, key).listWorkers()).map((worker) => ({
+      worker_id: worker.workerId,
+      model_name: key.model,
+      tenant_id: key.tenant,
+      block_size: worker.blockSize,
+      dp_start: worker.dpStart,
+      dp_size: worker.dpSize,
+    })),
+  );
+  rows.sort((a, b) => compareTracker(a, b) || compareBigint(a.worker_id, b.worker_id));
+  return send(c, rows, 200);
+});
