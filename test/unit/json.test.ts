@@ -67,7 +67,9 @@ describe("parseJson structure", () => {
   it("accepts 64 levels of nesting and rejects 65", () => {
     expect(() => parseJson("[".repeat(64) + "]".repeat(64))).not.toThrow();
     expect(syntaxError("[".repeat(65) + "]".repeat(65)).detail).toBe("nesting deeper than 64 levels");
-    expect(syntaxError('{"a":'.repeat(65) + "1" + "}".repeat(65)).detail).toBe("nesting deeper than 64 levels");
+    expect(syntaxError('{"a":'.repeat(65) + "1" + "}".repeat(65)).detail).toBe(
+      "nesting deeper than 64 levels",
+    );
   });
 
   it("accepts the four whitespace characters around every token", () => {
@@ -81,7 +83,9 @@ describe("parseJson structure", () => {
   });
 
   it("rejects trailing garbage after the value", () => {
-    expect(syntaxError('{"a":1} x').message).toBe("invalid JSON at byte 8: unexpected data after the JSON value");
+    expect(syntaxError('{"a":1} x').message).toBe(
+      "invalid JSON at byte 8: unexpected data after the JSON value",
+    );
     expect(syntaxError("1 2").detail).toBe("unexpected data after the JSON value");
   });
 
@@ -136,7 +140,9 @@ describe("stringifyJson", () => {
   });
 
   it("skips undefined fields and escapes strings like JSON.stringify", () => {
-    expect(stringifyJson({ a: undefined, b: 'q"\n', c: [true, null, 1.5] })).toBe('{"b":"q\\"\\n","c":[true,null,1.5]}');
+    expect(stringifyJson({ a: undefined, b: 'q"\n', c: [true, null, 1.5] })).toBe(
+      '{"b":"q\\"\\n","c":[true,null,1.5]}',
+    );
   });
 
   it("writes non-finite numbers as null", () => {

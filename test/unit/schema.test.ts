@@ -170,11 +170,15 @@ describe("object", () => {
 
   it("rejects a body that is not an object", () => {
     expect(failure(() => body("[1]")).message).toBe("request body: expected an object");
-    expect(failure(() => registerBody.parse(new Uint8Array(2), "")).message).toBe("request body: expected an object");
+    expect(failure(() => registerBody.parse(new Uint8Array(2), "")).message).toBe(
+      "request body: expected an object",
+    );
   });
 
   it("reads routing_group as tenant_id", () => {
-    const parsed = body('{"worker_id":1,"model_name":"m","routing_group":"g","block_size":1,"dp_start":0,"dp_size":1}');
+    const parsed = body(
+      '{"worker_id":1,"model_name":"m","routing_group":"g","block_size":1,"dp_start":0,"dp_size":1}',
+    );
     expect(parsed.tenant_id).toBe("g");
   });
 
@@ -187,10 +191,14 @@ describe("object", () => {
 
   it("rejects tenant_id and routing_group that differ as a conflict naming both", () => {
     const err = failure(() =>
-      body('{"worker_id":1,"model_name":"m","tenant_id":"a","routing_group":"b","block_size":1,"dp_start":0,"dp_size":1}'),
+      body(
+        '{"worker_id":1,"model_name":"m","tenant_id":"a","routing_group":"b","block_size":1,"dp_start":0,"dp_size":1}',
+      ),
     );
     expect(err.kind).toBe("conflict");
-    expect(err.message).toBe("fields `tenant_id` and `routing_group` are aliases but differ; send one of them");
+    expect(err.message).toBe(
+      "fields `tenant_id` and `routing_group` are aliases but differ; send one of them",
+    );
   });
 
   it("names the alias when the alias value is invalid", () => {
