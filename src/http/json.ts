@@ -290,12 +290,31 @@ class Parser {
   }
 }
 
+/** Strings that JSON writes verbatim between quotes (no quote, backslash, control or surrogate unit). */
+const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+/** Quoted field names with their colon; response rows repeat a handful of names hundreds of times. */
+const KEY_CACHE = new Map<string, string>();
+const KEY_CACHE_SIZE = 256;
+
+function quote(text: string): string {
+  return text.length <= 64 && PLAIN_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
+function keyPrefix(key: string): string {
+  let prefix = KEY_CACHE.get(key);
+  if (prefix === undefined) {
+    prefix = `${quote(key)}:`;
+    if (KEY_CACHE.size < KEY_CACHE_SIZE) KEY_CACHE.set(key, prefix);
+  }
+  return prefix;
+}
+
 /** Writes `value` as JSON; bigint as an exact integer literal, non-finite numbers as `null`. */
 export function stringifyJson(value: JsonOutput): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "string":
-      return JSON.stringify(value);
+      return quote(value);
     case "number":
       return Number.isFinite(value) ? String(value) : "null";
     case "bigint":
@@ -315,11 +334,12 @@ export function stringifyJson(value: JsonOutput): string {
   }
   const object = value as { readonly [key: string]: JsonOutput | undefined };
   let out = "{";
+  let first = true;
   for (const key of Object.keys(object)) {
     const field = object[key];
     if (field === undefined) continue;
-    if (out.length > 1) out += ",";
-    out += JSON.stringify(key) + ":" + stringifyJson(field);
+    out += (first ? "" : ",") + keyPrefix(key) + stringifyJson(field);
+    first = false;
   }
   return out + "}";
 }

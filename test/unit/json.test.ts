@@ -145,6 +145,12 @@ describe("stringifyJson", () => {
     );
   });
 
+  it("writes any string exactly as JSON.stringify does, including astral, lone surrogates and controls", () => {
+    for (const text of ["plain", "é😀", "\ud800x", "tab\there", 'quote"back\\', "x".repeat(100), "\u2028"]) {
+      expect(stringifyJson({ [text]: text })).toBe(JSON.stringify({ [text]: text }));
+    }
+  });
+
   it("writes non-finite numbers as null", () => {
     expect(stringifyJson([Number.NaN, Number.POSITIVE_INFINITY])).toBe("[null,null]");
   });
