@@ -290,14 +290,21 @@ class Parser {
   }
 }
 
-/** Strings that JSON writes verbatim between quotes (no quote, backslash, control or surrogate unit). */
-const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 /** Quoted field names with their colon; response rows repeat a handful of names hundreds of times. */
 const KEY_CACHE = new Map<string, string>();
 const KEY_CACHE_SIZE = 256;
 
+/** Whether JSON writes `text` verbatim between quotes: no quote, backslash, control or surrogate unit. */
+function isPlain(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === QUOTE || c === BACKSLASH || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
 function quote(text: string): string {
-  return text.length <= 64 && PLAIN_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
+  return text.length <= 64 && isPlain(text) ? `"${text}"` : JSON.stringify(text);
 }
 
 function keyPrefix(key: string): string {
