@@ -43,6 +43,12 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const MIN_SAFE = -MAX_SAFE;
 /** Integer literals of at most this many digits are below 2^53 and can be accumulated as numbers. */
 const SAFE_DIGITS = 15;
+/**
+ * 2^64 − 1 has 20 digits, so a longer literal fits no 64-bit field. It is read as a (rounded)
+ * number, which every integer kind rejects, because BigInt parsing is superlinear: a 2 MiB literal
+ * would cost hundreds of milliseconds of CPU.
+ */
+const MAX_EXACT_DIGITS = 20;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -65,7 +71,10 @@ const ESCAPES: Record<string, string> = {
   t: "\t",
 };
 
-/** Parses one RFC 8259 JSON text; integers beyond ±(2^53−1) become bigint, fractions {@link JsonFraction}. */
+/**
+ * Parses one RFC 8259 JSON text. Integers beyond ±(2^53−1) become bigint (up to 20 digits; see
+ * {@link MAX_EXACT_DIGITS}), literals with a fraction or exponent {@link JsonFraction}.
+ */
 export function parseJson(text: string): JsonValue {
   const parser = new Parser(text);
   parser.skipSpace();
@@ -210,6 +219,7 @@ class Parser {
     this.pos = pos;
     if (fractional) return new JsonFraction(Number(text.slice(start, pos)));
     if (digits <= SAFE_DIGITS) return negative ? (accumulated === 0 ? 0 : -accumulated) : accumulated;
+    if (digits > MAX_EXACT_DIGITS) return Number(text.slice(start, pos));
     const big = BigInt(text.slice(start, pos));
     return big >= MIN_SAFE && big <= MAX_SAFE ? Number(big) : big;
   }

@@ -31,6 +31,11 @@ describe("parseJson numbers", () => {
     expect(parseJson("-42")).toBe(-42);
   });
 
+  it("reads integers longer than 20 digits as numbers rather than costly bigints; none fits 64 bits", () => {
+    expect(parseJson("123456789012345678901")).toBe(123456789012345678901);
+    expect(parseJson("9".repeat(400))).toBe(Number.POSITIVE_INFINITY);
+  });
+
   it("reads -0 as the integer 0", () => {
     expect(Object.is(parseJson("-0"), 0)).toBe(true);
   });

@@ -47,7 +47,15 @@ describe("integer kinds", () => {
 
   it("u64 rejects negatives, 2^64, JsonFraction and unsafe floats instead of rounding", () => {
     const s = u64();
-    for (const bad of [-1, -1n, 18446744073709551616n, new JsonFraction(5), 2 ** 60, "1"]) {
+    for (const bad of [
+      -1,
+      -1n,
+      18446744073709551616n,
+      new JsonFraction(5),
+      2 ** 60,
+      parseJson("1".repeat(21)),
+      "1",
+    ]) {
       expect(failure(() => s.parse(bad, "worker_id")).message).toBe(
         "field `worker_id`: expected an unsigned 64-bit integer",
       );
