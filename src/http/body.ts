@@ -22,7 +22,10 @@ export async function readBytes(request: Request, limit = MAX_BODY_BYTES): Promi
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch(() => {
+      // The client went away or broke the stream mid-body: its failure, not ours.
+      throw new HttpError(400, "could not read the request body");
+    });
     if (done) break;
     total += value.byteLength;
     if (total > limit) {

@@ -47,6 +47,18 @@ describe("readBytes", () => {
     expect((await httpError(() => readBytes(request, 10))).status).toBe(413);
   });
 
+  it("answers 400 when the body stream fails mid-read", async () => {
+    const broken = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(Uint8Array.of(1));
+        controller.error(new Error("connection reset"));
+      },
+    });
+    const request = new Request("http://x/", { method: "POST", body: broken, duplex: "half" } as RequestInit);
+    const err = await httpError(() => readBytes(request));
+    expect([err.status, err.message]).toEqual([400, "could not read the request body"]);
+  });
+
   it("joins chunks of a body within the cap", async () => {
     const request = new Request("http://x/", {
       method: "POST",
