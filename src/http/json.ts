@@ -1,7 +1,7 @@
 /**
- * Exact JSON for the wire. `JSON.parse` rounds integers above 2^53 (worker ids and prompt hashes are
- * full 64-bit values) and cannot tell `5` from `5.0`; `JSON.stringify` refuses bigint. This module
- * parses integer literals exactly, marks non-integer literals, and writes bigint as plain integers.
+ * Exact JSON parsing for the wire. `JSON.parse` rounds integers above 2^53 (worker ids and prompt
+ * hashes are full 64-bit values) and cannot tell `5` from `5.0`. This parser keeps integer literals
+ * exact and marks non-integer ones; `json-write.ts` is its counterpart for answers.
  */
 
 /** A JSON number written with a fraction or exponent: valid for float fields, never for integers. */
@@ -24,17 +24,6 @@ export type JsonValue = null | boolean | number | bigint | string | JsonFraction
 export interface JsonObject {
   [key: string]: JsonValue;
 }
-
-/** What {@link stringifyJson} can write; `undefined` object fields are skipped, as in `JSON.stringify`. */
-export type JsonOutput =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | JsonFraction
-  | readonly JsonOutput[]
-  | { readonly [key: string]: JsonOutput | undefined };
 
 /** Deeper nesting is refused: no wire body needs more than 3 levels, and recursion must stay bounded. */
 export const MAX_JSON_DEPTH = 64;
@@ -298,65 +287,4 @@ class Parser {
     if (!/^[0-9a-fA-F]{4}$/.test(digits)) this.fail("invalid \\u escape", at - 2);
     return Number.parseInt(digits, 16);
   }
-}
-
-/** Quoted field names with their colon; response rows repeat a handful of names hundreds of times. */
-const KEY_CACHE = new Map<string, string>();
-const KEY_CACHE_SIZE = 256;
-
-/** Whether JSON writes `text` verbatim between quotes: no quote, backslash, control or surrogate unit. */
-function isPlain(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c === QUOTE || c === BACKSLASH || (c >= 0xd800 && c <= 0xdfff)) return false;
-  }
-  return true;
-}
-
-function quote(text: string): string {
-  return text.length <= 64 && isPlain(text) ? `"${text}"` : JSON.stringify(text);
-}
-
-function keyPrefix(key: string): string {
-  let prefix = KEY_CACHE.get(key);
-  if (prefix === undefined) {
-    prefix = `${quote(key)}:`;
-    if (KEY_CACHE.size < KEY_CACHE_SIZE) KEY_CACHE.set(key, prefix);
-  }
-  return prefix;
-}
-
-/** Writes `value` as JSON; bigint as an exact integer literal, non-finite numbers as `null`. */
-export function stringifyJson(value: JsonOutput): string {
-  if (value === null) return "null";
-  switch (typeof value) {
-    case "string":
-      return quote(value);
-    case "number":
-      return Number.isFinite(value) ? String(value) : "null";
-    case "bigint":
-      return value.toString();
-    case "boolean":
-      return value ? "true" : "false";
-  }
-  if (value instanceof JsonFraction) return stringifyJson(value.value);
-  if (Array.isArray(value)) {
-    const items: readonly JsonOutput[] = value;
-    let out = "[";
-    for (let i = 0; i < items.length; i++) {
-      if (i > 0) out += ",";
-      out += stringifyJson(items[i] as JsonOutput);
-    }
-    return out + "]";
-  }
-  const object = value as { readonly [key: string]: JsonOutput | undefined };
-  let out = "{";
-  let first = true;
-  for (const key of Object.keys(object)) {
-    const field = object[key];
-    if (field === undefined) continue;
-    out += (first ? "" : ",") + keyPrefix(key) + stringifyJson(field);
-    first = false;
-  }
-  return out + "}";
 }

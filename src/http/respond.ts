@@ -6,7 +6,7 @@ import { encode } from "@msgpack/msgpack";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
-import { type JsonOutput, stringifyJson } from "./json";
+import { type JsonOutput, stringifyJson } from "./json-write";
 
 const MSGPACK_TYPES = new Set(["application/msgpack", "application/x-msgpack"]);
 const ENCODE_OPTIONS = { useBigInt64: true, ignoreUndefined: true } as const;

@@ -4,7 +4,8 @@
  * same definitions the routes enforce. Integer kinds never round: a JSON `5.0`
  * ({@link JsonFraction}), an unsafe float or an out-of-range bigint is rejected, not coerced.
  */
-import { JsonFraction, type JsonOutput } from "./json";
+import { JsonFraction } from "./json";
+import type { JsonOutput } from "./json-write";
 
 /** A JSON Schema (2020-12, as used by OpenAPI 3.1) node; bigint bounds are written exactly. */
 export type JsonSchema = { readonly [keyword: string]: JsonOutput | undefined };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { JsonFraction, JsonSyntaxError, type JsonValue, parseJson, stringifyJson } from "../../src/http/json";
+import { JsonFraction, JsonSyntaxError, type JsonValue, parseJson } from "../../src/http/json";
+import { stringifyJson } from "../../src/http/json-write";
 
 function syntaxError(text: string): JsonSyntaxError {
   try {

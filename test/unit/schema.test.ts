@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { JsonFraction, parseJson, stringifyJson } from "../../src/http/json";
+import { JsonFraction, parseJson } from "../../src/http/json";
+import { stringifyJson } from "../../src/http/json-write";
 import { addBody, listingQuery, registerBody } from "../../src/http/requests";
 import {
   array,
