@@ -38,7 +38,6 @@ export class HttpError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
-    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -66,7 +65,7 @@ function isOverloaded(err: unknown): boolean {
 }
 
 export function onError(err: unknown, c: Context<AppEnv>): Response {
-  if (err instanceof HttpError) return send(c, { error: err.message }, err.status, err.headers);
+  if (err instanceof HttpError) return send(c, { error: err.message }, err.status);
   if (err instanceof SchemaError) return send(c, { error: err.message }, STATUS_OF_SCHEMA_ERROR[err.kind]);
   if (err instanceof JsonSyntaxError) return send(c, { error: err.message }, 400);
   const error = err instanceof Error ? err : new Error(String(err));
