@@ -150,7 +150,12 @@ describe("bad input never reaches the tracker", () => {
       400,
       "fields `tenant_id` and `routing_group` are aliases but differ; send one of them",
     ],
-    ["/potential_loads", '{"model_name":"m",', 400, "invalid JSON at byte 18: unexpected end of input, expected a string key"],
+    [
+      "/potential_loads",
+      '{"model_name":"m",',
+      400,
+      "invalid JSON at byte 18: unexpected end of input, expected a string key",
+    ],
     [
       "/unregister",
       '{"worker_id":-1,"model_name":"m"}',
