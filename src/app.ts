@@ -18,7 +18,10 @@ app.route("/", lifecycle);
 app.route("/", loads);
 app.route("/", health);
 
-/** Methods per known path: Hono sends a method mismatch to `notFound`, but the contract says 405. */
+/**
+ * Methods per known path, read after every group is mounted: Hono sends a method mismatch to
+ * `notFound`, but the contract says 405.
+ */
 const METHODS_OF_PATH = new Map<string, string[]>();
 for (const { path, method } of app.routes) {
   const methods = METHODS_OF_PATH.get(path) ?? [];
