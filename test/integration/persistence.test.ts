@@ -18,6 +18,8 @@ function start(persist: string): Miniflare {
   return new Miniflare({
     modules: true,
     scriptPath: script,
+    // Module names are taken relative to this root; the bundle lives outside the project.
+    modulesRoot: join(work, "dist"),
     compatibilityDate: "2026-04-20",
     durableObjects: {
       TRACKER: { className: "TrackerObject", useSQLite: true },

@@ -46,8 +46,8 @@ describe("expiry", () => {
     const loads = await stub.listLoads();
     expect(loads[0]!.activeDecodeBlocks).toBe(1);
     await runInDurableObject(stub, async (instance) => {
-      await instance.alarm();
-      await instance.alarm();
+      await instance.alarm!();
+      await instance.alarm!();
     });
     expect(await stub.listLoads()).toEqual(loads);
     expect(await waitFor(async () => (await storedRequests(stub)) === 0, EXPIRY_MS + 2000)).toBe(true);
