@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    reporters: ["default", ["json", { outputFile: "test-artifacts/vitest.json" }]],
     // Pool teardown can outlast vitest's default on a busy machine.
     teardownTimeout: 60_000,
     projects: [
