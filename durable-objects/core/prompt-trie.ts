@@ -7,13 +7,16 @@
  *   rank's live prompts (Dynamo's overlap depth), in time proportional to the query length plus the
  *   ranks met on its path;
  * - `blocks(rank)`: the number of distinct hash values over the rank's live prompts, kept exact
- *   incrementally. With real chained hashes every node has its own hash, but a client may send the
- *   same hash at two depths, so a rank gains a block only when no other node with that hash value is
- *   already covered by the rank, and loses it only when the last such node is uncovered.
+ *   incrementally. Real chained hashes give every node its own value, but a client may send one value
+ *   at many nodes (at two depths, or under many parents), so a rank gains a block only when it covers
+ *   the first node of that value, and loses it with the last.
  *
  * Storage is struct-of-arrays over typed arrays (no object and no bigint per hash or node), with node
- * ids recycled through a free list. All nodes with the same hash value share one bucket chain, which
- * serves both the child lookup (parent, hash) and the same-hash scan above.
+ * ids recycled through a free list. One hash table, keyed by value, holds one *owner* node per
+ * distinct value. A value found at several nodes gets a {@link ValueGroup}, which finds a member by
+ * parent and counts per rank how many members the rank covers; every operation stays O(1) expected
+ * per block however often a value repeats, so no input can make the object quadratic. The bucket
+ * hash is seeded per trie so that colliding values cannot be crafted offline.
  */
 
 const ROOT = 0;
@@ -21,28 +24,44 @@ const NONE = -1;
 /** `rankOf` value of a node covered by two or more ranks; their counts live in `multi`. */
 const MULTI = -2;
 
+/** The nodes sharing one hash value (only for values at two or more nodes). */
+interface ValueGroup {
+  /** The node listed in the value table. */
+  owner: number;
+  /** Member node by parent node ((parent, value) identifies a node). */
+  byParent: Map<number, number>;
+  /** Per rank: how many members the rank covers. */
+  covers: Map<number, number>;
+}
+
 export class PromptTrie {
   private capacity = 0;
   private hashLo = new Uint32Array(0);
   private hashHi = new Uint32Array(0);
   private parentOf = new Int32Array(0);
-  /** Next node in the same bucket chain, or NONE. */
+  /** Next owner in the same bucket chain, or NONE (free nodes: next free node). */
   private nextInBucket = new Int32Array(0);
   /** The single rank covering the node, MULTI, or NONE for the root and free nodes. */
   private rankOf = new Int32Array(0);
   /** Live requests through the node on `rankOf` (single-rank nodes only). */
   private countOf = new Int32Array(0);
+  /** 0 when the node's value is at no other node, else its index in `groups` plus one. */
+  private groupOf = new Int32Array(0);
   /** Per-rank counts of multi-rank nodes. */
-  private multi = new Map<number, Map<number, number>>();
+  private readonly multi = new Map<number, Map<number, number>>();
+  private readonly groups: (ValueGroup | undefined)[] = [];
+  private readonly freeGroups: number[] = [];
   private buckets = new Int32Array(0);
   private bucketMask = 0;
+  private readonly seed: number;
   private freeHead = NONE;
   private used = 1;
   private liveNodes = 0;
   /** Distinct-hash count per rank id. */
   private blockCounts = new Int32Array(16);
 
-  constructor(initialCapacity = 1024) {
+  constructor(initialCapacity = 1024, seed = randomSeed()) {
+    this.seed = seed;
     this.grow(Math.max(16, initialCapacity));
     this.parentOf[ROOT] = NONE;
     this.rankOf[ROOT] = NONE;
@@ -130,18 +149,14 @@ export class PromptTrie {
   /** Drops every node (the tracker was deleted). */
   clear(): void {
     this.multi.clear();
+    this.groups.length = 0;
+    this.freeGroups.length = 0;
     this.buckets.fill(NONE);
+    this.groupOf.fill(0);
     this.blockCounts.fill(0);
     this.freeHead = NONE;
     this.used = 1;
     this.liveNodes = 0;
-  }
-
-  private coverage(node: number, rank: number): number {
-    const single = this.rankOf[node]!;
-    if (single === rank) return this.countOf[node]!;
-    if (single !== MULTI) return 0;
-    return this.multi.get(node)!.get(rank) ?? 0;
   }
 
   private cover(node: number, rank: number): void {
@@ -150,15 +165,14 @@ export class PromptTrie {
       this.countOf[node]!++;
       return;
     }
-    // A multi-rank node may already be covered by `rank`; only its first cover can add a block.
-    const first = single !== MULTI || !this.multi.get(node)!.has(rank);
-    if (first && !this.sameHashCoveredElsewhere(node, rank)) this.blockCounts[rank]!++;
     if (single === NONE) {
       this.rankOf[node] = rank;
       this.countOf[node] = 1;
     } else if (single === MULTI) {
       const counts = this.multi.get(node)!;
-      counts.set(rank, (counts.get(rank) ?? 0) + 1);
+      const count = counts.get(rank) ?? 0;
+      counts.set(rank, count + 1);
+      if (count > 0) return;
     } else {
       this.multi.set(
         node,
@@ -170,47 +184,67 @@ export class PromptTrie {
       this.rankOf[node] = MULTI;
       this.countOf[node] = 0;
     }
+    // The rank covers this node for the first time: a new block unless it covers another node of the value.
+    const g = this.groupOf[node]!;
+    if (g !== 0) {
+      const covers = this.groups[g - 1]!.covers;
+      const before = covers.get(rank) ?? 0;
+      covers.set(rank, before + 1);
+      if (before > 0) return;
+    }
+    this.blockCounts[rank]!++;
   }
 
   private uncover(node: number, rank: number): void {
     const single = this.rankOf[node]!;
-    let left: number;
     if (single === MULTI) {
       const counts = this.multi.get(node)!;
-      left = counts.get(rank)! - 1;
-      if (left > 0) counts.set(rank, left);
-      else counts.delete(rank);
+      const left = counts.get(rank)! - 1;
+      if (left > 0) {
+        counts.set(rank, left);
+        return;
+      }
+      counts.delete(rank);
       if (counts.size === 1) {
         const [onlyRank, onlyCount] = counts.entries().next().value!;
         this.multi.delete(node);
         this.rankOf[node] = onlyRank;
         this.countOf[node] = onlyCount;
       }
+    } else if (--this.countOf[node]! > 0) {
+      return;
     } else {
-      left = --this.countOf[node]!;
-      if (left === 0) this.rankOf[node] = NONE;
+      this.rankOf[node] = NONE;
     }
-    if (left === 0 && !this.sameHashCoveredElsewhere(node, rank)) this.blockCounts[rank]!--;
+    // The rank no longer covers this node: it loses the block unless it covers another node of the value.
+    const g = this.groupOf[node]!;
+    let lost = true;
+    if (g !== 0) {
+      const covers = this.groups[g - 1]!.covers;
+      const left = covers.get(rank)! - 1;
+      if (left > 0) {
+        covers.set(rank, left);
+        lost = false;
+      } else covers.delete(rank);
+    }
+    if (lost) this.blockCounts[rank]!--;
     if (this.rankOf[node] === NONE) this.release(node);
   }
 
-  /** Whether a node other than `node` with the same hash value is covered by `rank`. */
-  private sameHashCoveredElsewhere(node: number, rank: number): boolean {
-    const lo = this.hashLo[node]!;
-    const hi = this.hashHi[node]!;
-    for (let m = this.buckets[bucketOf(lo, hi) & this.bucketMask]!; m !== NONE; m = this.nextInBucket[m]!) {
-      if (m !== node && this.hashLo[m] === lo && this.hashHi[m] === hi && this.coverage(m, rank) > 0) {
-        return true;
-      }
+  /** The owner node of a value in the value table, or NONE. */
+  private ownerOf(lo: number, hi: number): number {
+    for (let m = this.buckets[this.bucketOf(lo, hi)]!; m !== NONE; m = this.nextInBucket[m]!) {
+      if (this.hashLo[m] === lo && this.hashHi[m] === hi) return m;
     }
-    return false;
+    return NONE;
   }
 
   private findChild(parent: number, lo: number, hi: number): number {
-    for (let m = this.buckets[bucketOf(lo, hi) & this.bucketMask]!; m !== NONE; m = this.nextInBucket[m]!) {
-      if (this.hashLo[m] === lo && this.hashHi[m] === hi && this.parentOf[m] === parent) return m;
-    }
-    return NONE;
+    const owner = this.ownerOf(lo, hi);
+    if (owner === NONE) return NONE;
+    const g = this.groupOf[owner]!;
+    if (g === 0) return this.parentOf[owner] === parent ? owner : NONE;
+    return this.groups[g - 1]!.byParent.get(parent) ?? NONE;
   }
 
   private createChild(parent: number, lo: number, hi: number): number {
@@ -226,25 +260,78 @@ export class PromptTrie {
     this.parentOf[node] = parent;
     this.rankOf[node] = NONE;
     this.countOf[node] = 0;
-    const b = bucketOf(lo, hi) & this.bucketMask;
-    this.nextInBucket[node] = this.buckets[b]!;
-    this.buckets[b] = node;
+    this.groupOf[node] = 0;
     this.liveNodes++;
+    const owner = this.ownerOf(lo, hi);
+    if (owner === NONE) {
+      this.link(node);
+      return node;
+    }
+    let g = this.groupOf[owner]!;
+    if (g === 0) g = this.groupFor(owner);
+    this.groups[g - 1]!.byParent.set(parent, node);
+    this.groupOf[node] = g;
     return node;
   }
 
-  private release(node: number): void {
-    const b = bucketOf(this.hashLo[node]!, this.hashHi[node]!) & this.bucketMask;
-    let m = this.buckets[b]!;
-    if (m === node) {
-      this.buckets[b] = this.nextInBucket[node]!;
-    } else {
-      while (this.nextInBucket[m] !== node) m = this.nextInBucket[m]!;
-      this.nextInBucket[m] = this.nextInBucket[node]!;
+  /** Turns a lone owner into the first member of a new group (its value just got a second node). */
+  private groupFor(owner: number): number {
+    const covers = new Map<number, number>();
+    const single = this.rankOf[owner]!;
+    if (single === MULTI) for (const r of this.multi.get(owner)!.keys()) covers.set(r, 1);
+    else if (single !== NONE) covers.set(single, 1);
+    const group: ValueGroup = { owner, byParent: new Map([[this.parentOf[owner]!, owner]]), covers };
+    const index = this.freeGroups.pop();
+    let g: number;
+    if (index === undefined) g = this.groups.push(group);
+    else {
+      this.groups[index] = group;
+      g = index + 1;
     }
+    this.groupOf[owner] = g;
+    return g;
+  }
+
+  private release(node: number): void {
+    const g = this.groupOf[node]!;
+    if (g === 0) {
+      this.unlink(node);
+    } else {
+      const group = this.groups[g - 1]!;
+      group.byParent.delete(this.parentOf[node]!);
+      if (group.owner === node) {
+        this.unlink(node);
+        group.owner = group.byParent.values().next().value!;
+        this.link(group.owner);
+      }
+      if (group.byParent.size === 1) {
+        // One node of the value is left: its own coverage says everything the group counted.
+        this.groupOf[group.owner] = 0;
+        this.groups[g - 1] = undefined;
+        this.freeGroups.push(g - 1);
+      }
+    }
+    this.groupOf[node] = 0;
     this.nextInBucket[node] = this.freeHead;
     this.freeHead = node;
     this.liveNodes--;
+  }
+
+  private link(node: number): void {
+    const b = this.bucketOf(this.hashLo[node]!, this.hashHi[node]!);
+    this.nextInBucket[node] = this.buckets[b]!;
+    this.buckets[b] = node;
+  }
+
+  private unlink(node: number): void {
+    const b = this.bucketOf(this.hashLo[node]!, this.hashHi[node]!);
+    let m = this.buckets[b]!;
+    if (m === node) {
+      this.buckets[b] = this.nextInBucket[node]!;
+      return;
+    }
+    while (this.nextInBucket[m] !== node) m = this.nextInBucket[m]!;
+    this.nextInBucket[m] = this.nextInBucket[node]!;
   }
 
   private ensureRank(rank: number): void {
@@ -255,8 +342,8 @@ export class PromptTrie {
   }
 
   /**
-   * Doubles the node arrays and rehashes the bucket chains (one bucket per node slot). It only runs
-   * when every slot is in use, so the free list is empty and nothing but live chains needs rebuilding.
+   * Doubles the node arrays and rehashes the owners (one bucket per node slot). It only runs when
+   * every slot is in use, so the free list is empty and nothing but owner chains needs rebuilding.
    */
   private grow(capacity: number): void {
     const copy = <T extends Uint32Array | Int32Array>(old: T, make: (n: number) => T): T => {
@@ -269,21 +356,24 @@ export class PromptTrie {
     this.parentOf = copy(this.parentOf, (n) => new Int32Array(n));
     this.rankOf = copy(this.rankOf, (n) => new Int32Array(n));
     this.countOf = copy(this.countOf, (n) => new Int32Array(n));
+    this.groupOf = copy(this.groupOf, (n) => new Int32Array(n));
     this.nextInBucket = new Int32Array(capacity);
     this.buckets = new Int32Array(capacity).fill(NONE);
     this.bucketMask = capacity - 1;
     this.capacity = capacity;
     for (let node = 1; node < this.used; node++) {
-      if (this.rankOf[node] === NONE) continue;
-      const b = bucketOf(this.hashLo[node]!, this.hashHi[node]!) & this.bucketMask;
-      this.nextInBucket[node] = this.buckets[b]!;
-      this.buckets[b] = node;
+      const g = this.groupOf[node]!;
+      if (g === 0 || this.groups[g - 1]!.owner === node) this.link(node);
     }
+  }
+
+  /** Seeded mix of both halves, so structured test hashes spread and crafted collisions cannot be precomputed. */
+  private bucketOf(lo: number, hi: number): number {
+    const h = Math.imul(lo ^ Math.imul(hi ^ this.seed, 0x9e3779b1), 0x85ebca6b);
+    return ((h ^ (h >>> 15)) >>> 0) & this.bucketMask;
   }
 }
 
-/** Mixes both halves of a hash so that structured test hashes (small integers) spread too. */
-function bucketOf(lo: number, hi: number): number {
-  const h = Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b);
-  return (h ^ (h >>> 15)) >>> 0;
+function randomSeed(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0]!;
 }
