@@ -15,7 +15,8 @@ export function parseTrackerName(name: string | undefined): TrackerKey | undefin
     const parts: unknown = JSON.parse(name);
     if (!Array.isArray(parts) || parts.length !== 3) return undefined;
     const [replica, model, tenant] = parts;
-    if (typeof replica !== "string" || typeof model !== "string" || typeof tenant !== "string") return undefined;
+    if (typeof replica !== "string" || typeof model !== "string" || typeof tenant !== "string")
+      return undefined;
     return { replica, model, tenant };
   } catch {
     return undefined;

@@ -1,4 +1,10 @@
-import { DEFAULT_REQUEST_EXPIRY_SECONDS, MAX_HASHES_PER_CALL, MAX_LIVE_REQUESTS, MAX_RANKS, MAX_WORKERS } from "../limits";
+import {
+  DEFAULT_REQUEST_EXPIRY_SECONDS,
+  MAX_HASHES_PER_CALL,
+  MAX_LIVE_REQUESTS,
+  MAX_RANKS,
+  MAX_WORKERS,
+} from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
 import { ExpiryList } from "./expiry-list";
 import { LiveRequest } from "./live-request";
@@ -97,7 +103,10 @@ export class Tracker {
       return fail("duplicate_worker", text.duplicateWorker(workerId, this.model, this.tenant));
     }
     if (this.workers.size >= this.limits.maxWorkers) {
-      return fail("limit_exceeded", `worker limit reached: at most ${this.limits.maxWorkers} workers per tracker`);
+      return fail(
+        "limit_exceeded",
+        `worker limit reached: at most ${this.limits.maxWorkers} workers per tracker`,
+      );
     }
     if (this.rankCount + dpSize > this.limits.maxRanks) {
       return fail(
@@ -147,7 +156,10 @@ export class Tracker {
       );
     }
     if (input.hashes.length > MAX_HASHES_PER_CALL) {
-      return fail("too_large", `sequence_hashes has ${input.hashes.length} hashes; at most ${MAX_HASHES_PER_CALL}`);
+      return fail(
+        "too_large",
+        `sequence_hashes has ${input.hashes.length} hashes; at most ${MAX_HASHES_PER_CALL}`,
+      );
     }
     if (this.requests.size >= this.limits.maxLiveRequests) {
       return fail(
@@ -219,7 +231,11 @@ export class Tracker {
     }));
   }
 
-  potentialLoads(hashes: BigUint64Array, newIslTokens: number, now: number): Result<{ loads: PotentialLoad[] }> {
+  potentialLoads(
+    hashes: BigUint64Array,
+    newIslTokens: number,
+    now: number,
+  ): Result<{ loads: PotentialLoad[] }> {
     this.expire(now);
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
     const depths = this.depths;
