@@ -25,5 +25,9 @@ export class LiveRequest implements PrefillEntry {
     readonly prefillTokens: number,
     readonly prefillDurationMs: number,
     readonly expectedOutputTokens: number | undefined,
+    /** Hybrid clock time of the add that booked it (with `origin`, its replication key). */
+    readonly addTs: number,
+    /** The replica that accepted the add. */
+    readonly origin: string,
   ) {}
 }

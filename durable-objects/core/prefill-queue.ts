@@ -20,6 +20,9 @@ export interface PrefillEntry {
   readonly prefillTokens: number;
   /** Expected prefill duration in ms; NaN when the request gave none. */
   readonly prefillDurationMs: number;
+  /** The booking's replication key (hybrid clock time, origin): the queue's order. */
+  readonly addTs: number;
+  readonly origin: string;
   prefillPrev: PrefillEntry | null;
   prefillNext: PrefillEntry | null;
   inPrefill: boolean;
@@ -35,17 +38,24 @@ export class PrefillQueue {
   /** When the current front became the anchor, ms. */
   anchorAt = 0;
 
-  /** Appends an entry at `now`; it becomes the anchor when the queue was empty. */
+  /**
+   * Queues an entry at `now`, in booking order: the key order, so every replica builds the same
+   * queue whatever order bookings reached it in (locally that is plain arrival order). An entry that
+   * lands at the front becomes the anchor at `now`.
+   */
   push(entry: PrefillEntry, now: number): void {
     entry.inPrefill = true;
-    entry.prefillNext = null;
-    entry.prefillPrev = this.tail;
-    if (this.tail) this.tail.prefillNext = entry;
+    let after = this.tail;
+    while (after && sortsAfter(after, entry)) after = after.prefillPrev;
+    entry.prefillPrev = after;
+    entry.prefillNext = after ? after.prefillNext : this.head;
+    if (entry.prefillNext) entry.prefillNext.prefillPrev = entry;
+    else this.tail = entry;
+    if (after) after.prefillNext = entry;
     else {
       this.head = entry;
       this.anchorAt = now;
     }
-    this.tail = entry;
     this.sum += entry.prefillTokens;
     if (Number.isNaN(entry.prefillDurationMs)) this.unmodeled++;
   }
@@ -97,4 +107,8 @@ export class PrefillQueue {
     this.sum = 0;
     this.unmodeled = 0;
   }
+}
+
+function sortsAfter(a: PrefillEntry, b: PrefillEntry): boolean {
+  return a.addTs > b.addTs || (a.addTs === b.addTs && a.origin > b.origin);
 }

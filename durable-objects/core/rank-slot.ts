@@ -1,3 +1,5 @@
+import type { RegisterInput } from "../types";
+import type { EventKey } from "./clock";
 import { PrefillQueue } from "./prefill-queue";
 
 /** One data-parallel rank of a registered worker: the unit every load figure is reported for. */
@@ -20,4 +22,8 @@ export interface WorkerEntry {
   readonly dpStart: number;
   readonly dpSize: number;
   readonly slots: RankSlot[];
+  /** The registration, as given (optional fields only when set). */
+  readonly input: RegisterInput;
+  /** The change that registered it; settles conflicts between replicas. */
+  readonly key: EventKey;
 }

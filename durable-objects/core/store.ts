@@ -1,13 +1,17 @@
 import type { AddInput, RegisterInput } from "../types";
+import type { EventKey } from "./clock";
+import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
+import type { RecordKind } from "./replica-records";
 
 /**
  * The tracker's write-through port. The tracker calls it synchronously inside each mutation, after
  * its memory changed and before the call returns, so an object can persist the change in the same
  * synchronous step (and therefore before its response leaves). Tests run the tracker without one.
+ * The optional hooks serve replication and are called only by a replicated tracker.
  */
 export interface TrackerStore {
-  workerAdded(input: RegisterInput): void;
+  workerAdded(input: RegisterInput, key: EventKey): void;
   /** A worker left; its live requests left with it. */
   workerRemoved(workerId: bigint): void;
   requestAdded(req: LiveRequest, input: AddInput): void;
@@ -15,8 +19,19 @@ export interface TrackerStore {
   /** A decaying request became its rank's prefill anchor at `at` (epoch ms), after its add. */
   anchorMoved(req: LiveRequest, at: number): void;
   requestRemoved(req: LiveRequest): void;
-  /** The last worker left: the tracker and all its state are gone. */
+  /** The last worker left: the tracker and all its live state are gone. */
   trackerDeleted(): void;
+  /** A change accepted here, to be shipped to the other replicas. */
+  emitted?(event: ReplicaEvent): void;
+  /** A replication record (tombstone or early mark) was set or replaced. */
+  recordSet?(kind: RecordKind, id: string, key: EventKey): void;
+  recordCleared?(kind: RecordKind, id: string): void;
+  /** A booking kept aside until its worker is known here (or it expires). */
+  orphanSet?(event: AddEvent): void;
+  orphanCleared?(requestId: string): void;
+  /** A registration kept aside because its block size lost to the tracker's. */
+  excludedSet?(event: RegisterEvent): void;
+  excludedCleared?(workerId: bigint): void;
 }
 
 const nothing = (): void => {};

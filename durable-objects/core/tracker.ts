@@ -6,15 +6,18 @@ import {
   MAX_WORKERS,
 } from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
-import { ExpiryList } from "./expiry-list";
-import { LiveRequest } from "./live-request";
+import { Book, type Booking } from "./book";
+import { type EventKey, HybridClock } from "./clock";
+import type { AddEvent, ReplicaEvent } from "./events";
+import type { LiveRequest } from "./live-request";
 import { fail, text } from "./messages";
-import { PromptTrie } from "./prompt-trie";
-import { RankSlot, type WorkerEntry } from "./rank-slot";
+import type { WorkerEntry } from "./rank-slot";
+import { ReplicaRecords } from "./replica-records";
 import { NULL_STORE, type TrackerStore } from "./store";
 
-/** Dynamo computes `dp_start + dp_size` with u32 `checked_add`, so an end of exactly 2^32 overflows. */
 const U32_MAX = 2 ** 32 - 1;
+/** How often replication records are swept for ones past the expiry age, ms. */
+const PURGE_INTERVAL_MS = 10_000;
 
 export interface TrackerLimits {
   maxLiveRequests: number;
@@ -30,36 +33,41 @@ export interface TrackerOptions {
   /** Write-through port; every mutation reports itself here synchronously, before it returns. */
   store?: TrackerStore;
   limits?: Partial<TrackerLimits>;
+  /** This replica's name: the origin of the changes accepted here. */
+  origin?: string;
+  /** Whether other replicas exist: then changes are emitted and replication records kept. */
+  replicated?: boolean;
 }
 
 /**
  * The slot tracker of one (model, tenant): Dynamo's `ActiveSequencesMultiWorker` behind the
- * standalone registry's rules (reference §1–§4), with the clock passed in (`now`, epoch ms) so it
- * runs anywhere. A tracker exists from its first registered worker, which fixes its block size,
- * until its last worker leaves. Every call first expires what is due at `now`.
+ * standalone registry's admission rules (reference §1–§4), with the clock passed in (`now`, epoch
+ * ms). A tracker exists from its first registered worker, which fixes its block size, until its last
+ * worker leaves. Every call first expires what is due at `now`. Each accepted change gets a key from
+ * the hybrid clock; a replicated tracker emits it, and merges other replicas' changes with
+ * `applyReplicaEvent` (`replica-merge.ts`).
  */
 export class Tracker {
   readonly model: string;
   readonly tenant: string;
   readonly expiryMs: number;
-  private readonly store: TrackerStore;
+  readonly origin: string;
+  readonly replicated: boolean;
+  readonly book = new Book();
+  readonly records: ReplicaRecords;
+  readonly clock = new HybridClock();
+  readonly store: TrackerStore;
   private readonly limits: TrackerLimits;
-  private blockSizeValue: number | undefined;
-  private readonly workers = new Map<bigint, WorkerEntry>();
-  private readonly requests = new Map<string, LiveRequest>();
-  private readonly trie = new PromptTrie();
-  private readonly expiry = new ExpiryList();
-  private sorted: RankSlot[] | null = [];
-  private rankCount = 0;
-  private readonly freeRankIds: number[] = [];
-  private nextRankId = 0;
-  private depths = new Int32Array(16);
+  private nextPurge = 0;
 
   constructor(options: TrackerOptions) {
     this.model = options.model;
     this.tenant = options.tenant;
     this.expiryMs = options.expiryMs ?? DEFAULT_REQUEST_EXPIRY_SECONDS * 1000;
     this.store = options.store ?? NULL_STORE;
+    this.origin = options.origin ?? "primary";
+    this.replicated = options.replicated ?? false;
+    this.records = new ReplicaRecords(this.store);
     this.limits = {
       maxLiveRequests: MAX_LIVE_REQUESTS,
       maxWorkers: MAX_WORKERS,
@@ -70,20 +78,20 @@ export class Tracker {
 
   /** Whether the tracker exists (has at least one worker). */
   get exists(): boolean {
-    return this.blockSizeValue !== undefined;
+    return this.book.blockSize !== undefined;
   }
 
   get blockSize(): number | undefined {
-    return this.blockSizeValue;
+    return this.book.blockSize;
   }
 
   get liveRequests(): number {
-    return this.requests.size;
+    return this.book.requests.size;
   }
 
   /** The earliest expiry deadline among live requests, epoch ms. */
   nextDeadline(): number | undefined {
-    return this.expiry.head?.deadline;
+    return this.book.expiry.head?.deadline;
   }
 
   register(input: RegisterInput, now: number): Result<{ created: boolean }> {
@@ -92,63 +100,61 @@ export class Tracker {
     if (blockSize === 0) return fail("invalid_block_size", text.invalidBlockSize());
     if (dpSize === 0) return fail("invalid_dp_size", text.invalidDpSize());
     if (dpStart + dpSize > U32_MAX) return fail("invalid_dp_range", text.invalidDpRange(dpStart, dpSize));
-    const created = this.blockSizeValue === undefined;
-    if (!created && blockSize !== this.blockSizeValue) {
+    const created = !this.exists;
+    if (!created && blockSize !== this.blockSize) {
       return fail(
         "block_size_mismatch",
-        text.blockSizeMismatch(this.model, this.tenant, this.blockSizeValue!, blockSize),
+        text.blockSizeMismatch(this.model, this.tenant, this.blockSize!, blockSize),
       );
     }
-    if (this.workers.has(workerId)) {
+    if (this.book.workers.has(workerId)) {
       return fail("duplicate_worker", text.duplicateWorker(workerId, this.model, this.tenant));
     }
-    if (this.workers.size >= this.limits.maxWorkers) {
+    if (this.book.workers.size >= this.limits.maxWorkers) {
       return fail(
         "limit_exceeded",
         `worker limit reached: at most ${this.limits.maxWorkers} workers per tracker`,
       );
     }
-    if (this.rankCount + dpSize > this.limits.maxRanks) {
+    if (this.book.rankCount + dpSize > this.limits.maxRanks) {
       return fail(
         "limit_exceeded",
         `rank limit reached: at most ${this.limits.maxRanks} data-parallel ranks per tracker (dp_size=${dpSize})`,
       );
     }
-    this.blockSizeValue = blockSize;
-    this.insertWorker(workerId, dpStart, dpSize);
-    this.store.workerAdded(input);
+    const key = this.stamp(now);
+    this.registerWorker({ ...key, type: "register", ...input });
+    if (this.replicated) {
+      // This registration is newer than anything seen: older records of the worker are void.
+      this.records.clearGone(workerId);
+      this.records.clearExcluded(workerId);
+      for (const orphan of this.records.orphansOf(workerId)) this.records.clearOrphan(orphan.requestId);
+    }
+    this.emit({ ...key, type: "register", ...input });
     return { ok: true, created };
   }
 
   unregister(workerId: bigint, now: number): Result<{ deleted: boolean }> {
     this.expire(now);
-    const worker = this.workers.get(workerId);
+    const worker = this.book.workers.get(workerId);
     if (!worker) return fail("worker_not_found", text.workerNotFound(workerId, this.model, this.tenant));
-    if (this.workers.size === 1) {
-      this.clear();
-      this.store.trackerDeleted();
-      return { ok: true, deleted: true };
+    const key = this.stamp(now);
+    // Dynamo drops the worker's requests silently (reference §2.1); replicas drop them on this event.
+    this.removeWorker(worker, now);
+    if (this.replicated) {
+      this.records.setGone(workerId, key);
+      for (const orphan of this.records.orphansOf(workerId)) this.records.clearOrphan(orphan.requestId);
     }
-    // Dynamo drops the worker's requests silently: no free, no event (reference §2.1).
-    for (const req of this.requests.values()) {
-      if (req.slot.workerId === workerId) this.drop(req, now);
-    }
-    for (const slot of worker.slots) {
-      this.freeRankIds.push(slot.id);
-      this.rankCount--;
-    }
-    this.workers.delete(workerId);
-    this.sorted = null;
-    this.store.workerRemoved(workerId);
-    return { ok: true, deleted: false };
+    this.emit({ ...key, type: "unregister", workerId });
+    return { ok: true, deleted: !this.exists };
   }
 
   add(input: AddInput, now: number): Result {
     this.expire(now);
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
-    const slot = this.slotOf(input.workerId, input.dpRank);
+    const slot = this.book.slotOf(input.workerId, input.dpRank);
     if (!slot) return fail("rank_not_found", text.rankNotFound(input.workerId, input.dpRank));
-    const existing = this.requests.get(input.requestId);
+    const existing = this.book.requests.get(input.requestId);
     if (existing) {
       return fail(
         "duplicate_request",
@@ -161,25 +167,33 @@ export class Tracker {
         `sequence_hashes has ${input.hashes.length} hashes; at most ${MAX_HASHES_PER_CALL}`,
       );
     }
-    if (this.requests.size >= this.limits.maxLiveRequests) {
+    if (this.book.requests.size >= this.limits.maxLiveRequests) {
       return fail(
         "limit_exceeded",
         `live request limit reached: at most ${this.limits.maxLiveRequests} live requests per tracker`,
       );
     }
-    const req = this.insertRequest(input, now);
-    this.store.requestAdded(req, input);
+    const key = this.stamp(now);
+    const event: AddEvent = { ...key, type: "add", ...input, startedAt: now, deadline: now + this.expiryMs };
+    this.bookRequest(event, false);
+    if (this.replicated) {
+      this.records.clearFreed(input.requestId);
+      this.records.clearMark(input.requestId);
+      this.records.clearOrphan(input.requestId);
+    }
+    this.emit(event);
     return { ok: true };
   }
 
   prefillComplete(requestId: string, now: number): Result {
     this.expire(now);
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
-    const req = this.requests.get(requestId);
+    const req = this.book.requests.get(requestId);
     if (!req) return fail("request_not_found", text.requestNotFound(requestId));
+    // A repeat changes nothing and is not shipped again.
     if (req.inPrefill) {
-      this.dequeuePrefill(req, now);
-      this.store.prefillCompleted(req);
+      this.completePrefill(req, now);
+      this.emit({ ...this.stamp(now), type: "prefill_complete", requestId });
     }
     return { ok: true };
   }
@@ -187,48 +201,46 @@ export class Tracker {
   free(requestId: string, now: number): Result {
     this.expire(now);
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
-    const req = this.requests.get(requestId);
-    if (req) {
-      this.drop(req, now);
-      this.store.requestRemoved(req);
+    const key = this.stamp(now);
+    const req = this.book.requests.get(requestId);
+    if (req) this.dropRequest(req, now);
+    if (this.replicated) {
+      // Shipped and remembered even for an id unknown here: its add may be on its way from a peer.
+      this.records.setFreed(requestId, key);
+      this.records.clearOrphan(requestId);
+      this.records.clearMark(requestId);
+      this.emit({ ...key, type: "free", requestId });
     }
     return { ok: true };
   }
 
   /**
    * Removes every request whose deadline has passed at `now`. Each is removed at its own deadline
-   * (which is what a prefill re-anchor sees), so lazy and alarm-driven expiry give the same state.
+   * (which is what a prefill re-anchor sees), so lazy and alarm-driven expiry agree, and replicas,
+   * which share deadlines, expire the same requests at the same moments.
    * @returns how many requests expired.
    */
   expire(now: number): number {
     let expired = 0;
-    for (let req = this.expiry.head; req && req.deadline < now; req = this.expiry.head) {
-      this.drop(req, req.deadline);
-      this.store.requestRemoved(req);
+    for (let req = this.book.expiry.head; req && req.deadline < now; req = this.book.expiry.head) {
+      this.dropRequest(req, req.deadline);
       expired++;
+    }
+    if (this.replicated && now >= this.nextPurge) {
+      this.nextPurge = now + PURGE_INTERVAL_MS;
+      this.records.purge(now, this.expiryMs);
     }
     return expired;
   }
 
   listWorkers(now: number): WorkerInfo[] {
     this.expire(now);
-    const blockSize = this.blockSizeValue ?? 0;
-    return this.sortedWorkers().map((w) => ({
-      workerId: w.workerId,
-      blockSize,
-      dpStart: w.dpStart,
-      dpSize: w.dpSize,
-    }));
+    return this.book.listWorkers();
   }
 
   listLoads(now: number): RankLoad[] {
     this.expire(now);
-    return this.sortedSlots().map((slot) => ({
-      workerId: slot.workerId,
-      dpRank: slot.dpRank,
-      activePrefillTokens: slot.prefill.activeTokens(now),
-      activeDecodeBlocks: this.trie.blocks(slot.id),
-    }));
+    return this.book.listLoads(now);
   }
 
   potentialLoads(
@@ -238,34 +250,28 @@ export class Tracker {
   ): Result<{ loads: PotentialLoad[] }> {
     this.expire(now);
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
-    const depths = this.depths;
-    depths.fill(0);
-    this.trie.overlapDepths(wordsOf(hashes), depths);
-    const queryBlocks = hashes.length;
-    const loads = this.sortedSlots().map((slot) => ({
-      workerId: slot.workerId,
-      dpRank: slot.dpRank,
-      potentialPrefillTokens: slot.prefill.activeTokens(now) + newIslTokens,
-      potentialDecodeBlocks: this.trie.blocks(slot.id) + queryBlocks - depths[slot.id]!,
-      activeRequests: slot.requests,
-    }));
-    return { ok: true, loads };
+    return { ok: true, loads: this.book.potentialLoads(hashes, newIslTokens, now) };
+  }
+
+  /** Registered workers as registered (card and type included), in registration order. */
+  registrations(): RegisterInput[] {
+    return [...this.book.workers.values()].map((w) => w.input);
   }
 
   /** The live request `requestId`, for callers that persist or replicate it. */
   request(requestId: string): LiveRequest | undefined {
-    return this.requests.get(requestId);
+    return this.book.requests.get(requestId);
   }
 
   /** The prompt hashes of a live request. */
   promptOf(req: LiveRequest): BigUint64Array {
-    return this.trie.prompt(req.leaf);
+    return this.book.promptOf(req);
   }
 
   /** Rebuilds a worker from storage, without reporting to the store. */
-  restoreWorker(input: RegisterInput): void {
-    this.blockSizeValue = input.blockSize;
-    this.insertWorker(input.workerId, input.dpStart, input.dpSize);
+  restoreWorker(input: RegisterInput, key: EventKey = { ts: 0, origin: this.origin }): void {
+    this.clock.observe(key.ts);
+    this.book.insertWorker(input, key);
   }
 
   /**
@@ -274,96 +280,65 @@ export class Tracker {
    * @param prefillDone whether its prefill had completed.
    * @param anchorAt when it became its rank's prefill anchor, if that was after its add.
    */
-  restoreRequest(input: AddInput, startedAt: number, prefillDone: boolean, anchorAt?: number): void {
-    const slot = this.slotOf(input.workerId, input.dpRank);
-    if (!slot || this.requests.has(input.requestId)) return;
-    const req = this.insertRequest(input, startedAt, prefillDone);
+  restoreRequest(
+    booking: Booking,
+    startedAt: number,
+    prefillDone: boolean,
+    anchorAt?: number,
+    key: EventKey = { ts: 0, origin: this.origin },
+    deadline = startedAt + this.expiryMs,
+  ): void {
+    const slot = this.book.slotOf(booking.workerId, booking.dpRank);
+    if (!slot || this.book.requests.has(booking.requestId)) return;
+    this.clock.observe(key.ts);
+    const req = this.book.insertRequest(booking, key, startedAt, deadline, prefillDone);
     if (anchorAt !== undefined && slot.prefill.head === req) slot.prefill.anchorAt = anchorAt;
   }
 
-  private insertWorker(workerId: bigint, dpStart: number, dpSize: number): void {
-    const slots: RankSlot[] = [];
-    for (let i = 0; i < dpSize; i++) {
-      const id = this.freeRankIds.pop() ?? this.nextRankId++;
-      slots.push(new RankSlot(id, workerId, dpStart + i));
-    }
-    this.rankCount += dpSize;
-    if (this.nextRankId > this.depths.length) {
-      this.depths = new Int32Array(Math.max(this.nextRankId, this.depths.length * 2));
-    }
-    this.workers.set(workerId, { workerId, dpStart, dpSize, slots });
-    this.sorted = null;
+  /** A key for a change accepted here at `now`. */
+  stamp(now: number): EventKey {
+    return { ts: this.clock.tick(now), origin: this.origin };
   }
 
-  private insertRequest(input: AddInput, startedAt: number, prefillDone = false): LiveRequest {
-    const slot = this.slotOf(input.workerId, input.dpRank)!;
-    const leaf = this.trie.insert(wordsOf(input.hashes), slot.id);
-    const req = new LiveRequest(
-      input.requestId,
-      slot,
-      leaf,
-      startedAt,
-      startedAt + this.expiryMs,
-      input.newIslTokens,
-      input.expectedPrefillDurationMs ?? Number.NaN,
-      input.expectedOutputTokens,
-    );
-    this.requests.set(req.id, req);
-    this.expiry.insert(req);
-    slot.requests++;
-    // Dynamo queues a prefill only when it has tokens to compute (reference §1.3).
-    if (!prefillDone && req.prefillTokens > 0) slot.prefill.push(req, startedAt);
+  /** Adds a registered worker to the book and persists it (admission already decided). */
+  registerWorker(event: Extract<ReplicaEvent, { type: "register" }>): WorkerEntry {
+    const { ts, origin, type: _type, ...input } = event;
+    const entry = this.book.insertWorker(input, { ts, origin });
+    this.store.workerAdded(input, { ts, origin });
+    return entry;
+  }
+
+  /** Removes a worker with its requests and persists that; the last one deletes the tracker. */
+  removeWorker(entry: WorkerEntry, at: number): LiveRequest[] {
+    const dropped = this.book.removeWorker(entry, at);
+    if (this.exists) this.store.workerRemoved(entry.workerId);
+    else this.store.trackerDeleted();
+    return dropped;
+  }
+
+  /** Books a request (admission already decided) and persists it. */
+  bookRequest(event: AddEvent, prefillDone: boolean): LiveRequest {
+    const req = this.book.insertRequest(event, event, event.startedAt, event.deadline, prefillDone);
+    this.store.requestAdded(req, event);
     return req;
   }
 
-  /** Takes a request out of every structure; `now` is when its prefill (if pending) ended. */
-  private drop(req: LiveRequest, now: number): void {
-    this.dequeuePrefill(req, now);
-    this.trie.remove(req.leaf, req.slot.id);
-    this.expiry.remove(req);
-    this.requests.delete(req.id);
-    req.slot.requests--;
+  /** Ends a live request at `at` and persists that. */
+  dropRequest(req: LiveRequest, at: number): void {
+    const anchor = this.book.drop(req, at);
+    if (anchor) this.store.anchorMoved(anchor, at);
+    this.store.requestRemoved(req);
   }
 
-  private dequeuePrefill(req: LiveRequest, now: number): void {
-    const anchor = req.slot.prefill.remove(req, now);
-    // Only a decaying anchor's start time matters; persist it for a restart to pick up.
-    if (anchor && !Number.isNaN(anchor.prefillDurationMs)) this.store.anchorMoved(anchor as LiveRequest, now);
+  /** Ends a live request's pending prefill at `at` and persists that. */
+  completePrefill(req: LiveRequest, at: number): void {
+    if (!req.inPrefill) return;
+    const anchor = this.book.dequeuePrefill(req, at);
+    this.store.prefillCompleted(req);
+    if (anchor) this.store.anchorMoved(anchor, at);
   }
 
-  private slotOf(workerId: bigint, dpRank: number): RankSlot | undefined {
-    const worker = this.workers.get(workerId);
-    if (!worker) return undefined;
-    return worker.slots[dpRank - worker.dpStart];
+  private emit(event: ReplicaEvent): void {
+    if (this.replicated) this.store.emitted?.(event);
   }
-
-  private sortedWorkers(): WorkerEntry[] {
-    return [...this.workers.values()].sort((a, b) => compareBigint(a.workerId, b.workerId));
-  }
-
-  private sortedSlots(): RankSlot[] {
-    if (!this.sorted) this.sorted = this.sortedWorkers().flatMap((w) => w.slots);
-    return this.sorted;
-  }
-
-  private clear(): void {
-    this.workers.clear();
-    this.requests.clear();
-    this.trie.clear();
-    this.expiry.clear();
-    this.sorted = [];
-    this.rankCount = 0;
-    this.freeRankIds.length = 0;
-    this.nextRankId = 0;
-    this.blockSizeValue = undefined;
-  }
-}
-
-/** The u64 hashes as little-endian u32 pairs, without copying. */
-function wordsOf(hashes: BigUint64Array): Uint32Array {
-  return new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length * 2);
-}
-
-function compareBigint(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,0 +1,197 @@
+import type { PotentialLoad, RankLoad, RegisterInput, WorkerInfo } from "../types";
+import type { EventKey } from "./clock";
+import { ExpiryList } from "./expiry-list";
+import { LiveRequest } from "./live-request";
+import { PromptTrie } from "./prompt-trie";
+import { RankSlot, type WorkerEntry } from "./rank-slot";
+
+/** What a request needs to be booked, whoever accepted it. */
+export interface Booking {
+  requestId: string;
+  workerId: bigint;
+  dpRank: number;
+  hashes: BigUint64Array;
+  newIslTokens: number;
+  expectedOutputTokens?: number;
+  expectedPrefillDurationMs?: number;
+}
+
+/**
+ * The live book of one tracker: registered workers and their rank slots, live requests, the prompt
+ * trie, per-rank prefill queues and the expiry order. It applies changes without judging them
+ * (admission rules live in `Tracker`, ordering rules in `replica-merge.ts`) and answers the loads.
+ */
+export class Book {
+  readonly workers = new Map<bigint, WorkerEntry>();
+  readonly requests = new Map<string, LiveRequest>();
+  readonly expiry = new ExpiryList();
+  private readonly trie = new PromptTrie();
+  private blockSizeValue: number | undefined;
+  private sorted: RankSlot[] | null = [];
+  private rankCountValue = 0;
+  private readonly freeRankIds: number[] = [];
+  private nextRankId = 0;
+  private depths = new Int32Array(16);
+
+  /** The tracker's block size, fixed by its first worker; undefined while it has none. */
+  get blockSize(): number | undefined {
+    return this.blockSizeValue;
+  }
+
+  get rankCount(): number {
+    return this.rankCountValue;
+  }
+
+  slotOf(workerId: bigint, dpRank: number): RankSlot | undefined {
+    const worker = this.workers.get(workerId);
+    if (!worker) return undefined;
+    return worker.slots[dpRank - worker.dpStart];
+  }
+
+  insertWorker(input: RegisterInput, key: EventKey): WorkerEntry {
+    const { workerId, dpStart, dpSize } = input;
+    const slots: RankSlot[] = [];
+    for (let i = 0; i < dpSize; i++) {
+      const id = this.freeRankIds.pop() ?? this.nextRankId++;
+      slots.push(new RankSlot(id, workerId, dpStart + i));
+    }
+    this.rankCountValue += dpSize;
+    if (this.nextRankId > this.depths.length) {
+      this.depths = new Int32Array(Math.max(this.nextRankId, this.depths.length * 2));
+    }
+    const entry: WorkerEntry = { workerId, dpStart, dpSize, slots, input, key };
+    this.workers.set(workerId, entry);
+    this.blockSizeValue = input.blockSize;
+    this.sorted = null;
+    return entry;
+  }
+
+  /** Removes a worker and its live requests (returned, already out of the book); the last one empties the book. */
+  removeWorker(entry: WorkerEntry, at: number): LiveRequest[] {
+    const dropped: LiveRequest[] = [];
+    for (const req of this.requests.values()) {
+      if (req.slot.workerId === entry.workerId) {
+        this.drop(req, at);
+        dropped.push(req);
+      }
+    }
+    for (const slot of entry.slots) this.freeRankIds.push(slot.id);
+    this.rankCountValue -= entry.dpSize;
+    this.workers.delete(entry.workerId);
+    this.sorted = null;
+    if (this.workers.size === 0) this.clear();
+    return dropped;
+  }
+
+  /**
+   * Books a request on its slot (which must exist).
+   * @param key the change that booked it; orders prefill queues and settles replica conflicts.
+   * @param startedAt when it was booked, epoch ms; `deadline` when it expires.
+   */
+  insertRequest(booking: Booking, key: EventKey, startedAt: number, deadline: number, prefillDone = false) {
+    const slot = this.slotOf(booking.workerId, booking.dpRank)!;
+    const leaf = this.trie.insert(wordsOf(booking.hashes), slot.id);
+    const req = new LiveRequest(
+      booking.requestId,
+      slot,
+      leaf,
+      startedAt,
+      deadline,
+      booking.newIslTokens,
+      booking.expectedPrefillDurationMs ?? Number.NaN,
+      booking.expectedOutputTokens,
+      key.ts,
+      key.origin,
+    );
+    this.requests.set(req.id, req);
+    this.expiry.insert(req);
+    slot.requests++;
+    // Dynamo queues a prefill only when it has tokens to compute (reference §1.3).
+    if (!prefillDone && req.prefillTokens > 0) slot.prefill.push(req, startedAt);
+    return req;
+  }
+
+  /**
+   * Takes a request out of every structure; `at` is when its prefill (if pending) ended.
+   * @returns the request that became its rank's decaying prefill anchor at `at`, if any.
+   */
+  drop(req: LiveRequest, at: number): LiveRequest | null {
+    const anchor = this.dequeuePrefill(req, at);
+    this.trie.remove(req.leaf, req.slot.id);
+    this.expiry.remove(req);
+    this.requests.delete(req.id);
+    req.slot.requests--;
+    return anchor;
+  }
+
+  /** Ends a request's pending prefill at `at`; returns the new decaying anchor, if any. */
+  dequeuePrefill(req: LiveRequest, at: number): LiveRequest | null {
+    const anchor = req.slot.prefill.remove(req, at) as LiveRequest | null;
+    // Only a decaying anchor's start time matters (it is persisted for a restart to pick up).
+    return anchor && !Number.isNaN(anchor.prefillDurationMs) ? anchor : null;
+  }
+
+  /** The prompt hashes of a live request. */
+  promptOf(req: LiveRequest): BigUint64Array {
+    return this.trie.prompt(req.leaf);
+  }
+
+  listWorkers(): WorkerInfo[] {
+    const blockSize = this.blockSizeValue ?? 0;
+    return this.sortedWorkers().map((w) => ({ ...w.input, blockSize }));
+  }
+
+  listLoads(now: number): RankLoad[] {
+    return this.sortedSlots().map((slot) => ({
+      workerId: slot.workerId,
+      dpRank: slot.dpRank,
+      activePrefillTokens: slot.prefill.activeTokens(now),
+      activeDecodeBlocks: this.trie.blocks(slot.id),
+    }));
+  }
+
+  potentialLoads(hashes: BigUint64Array, newIslTokens: number, now: number): PotentialLoad[] {
+    const depths = this.depths;
+    depths.fill(0);
+    this.trie.overlapDepths(wordsOf(hashes), depths);
+    const queryBlocks = hashes.length;
+    return this.sortedSlots().map((slot) => ({
+      workerId: slot.workerId,
+      dpRank: slot.dpRank,
+      potentialPrefillTokens: slot.prefill.activeTokens(now) + newIslTokens,
+      potentialDecodeBlocks: this.trie.blocks(slot.id) + queryBlocks - depths[slot.id]!,
+      activeRequests: slot.requests,
+    }));
+  }
+
+  sortedWorkers(): WorkerEntry[] {
+    return [...this.workers.values()].sort((a, b) => compareBigint(a.workerId, b.workerId));
+  }
+
+  sortedSlots(): RankSlot[] {
+    if (!this.sorted) this.sorted = this.sortedWorkers().flatMap((w) => w.slots);
+    return this.sorted;
+  }
+
+  /** Empties the book (the tracker lost its last worker). */
+  clear(): void {
+    this.workers.clear();
+    this.requests.clear();
+    this.trie.clear();
+    this.expiry.clear();
+    this.sorted = [];
+    this.rankCountValue = 0;
+    this.freeRankIds.length = 0;
+    this.nextRankId = 0;
+    this.blockSizeValue = undefined;
+  }
+}
+
+/** The u64 hashes as little-endian u32 pairs, without copying. */
+export function wordsOf(hashes: BigUint64Array): Uint32Array {
+  return new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length * 2);
+}
+
+function compareBigint(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

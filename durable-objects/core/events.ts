@@ -1,0 +1,29 @@
+import type { RegisterInput } from "../types";
+import type { EventKey } from "./clock";
+
+/**
+ * A change accepted at one replica, as shipped to the others. Each carries its key; applying the
+ * same set of changes in any order gives the same state (see `replica-merge.ts`).
+ */
+export type ReplicaEvent =
+  | (EventKey & { type: "register" } & RegisterInput)
+  | (EventKey & { type: "unregister"; workerId: bigint })
+  | (EventKey & {
+      type: "add";
+      requestId: string;
+      workerId: bigint;
+      dpRank: number;
+      hashes: BigUint64Array;
+      newIslTokens: number;
+      expectedOutputTokens?: number;
+      expectedPrefillDurationMs?: number;
+      /** When the origin booked it, epoch ms (prefill anchor). */
+      startedAt: number;
+      /** When it expires everywhere, epoch ms: carried so that every replica expires it at once. */
+      deadline: number;
+    })
+  | (EventKey & { type: "prefill_complete"; requestId: string })
+  | (EventKey & { type: "free"; requestId: string });
+
+export type AddEvent = Extract<ReplicaEvent, { type: "add" }>;
+export type RegisterEvent = Extract<ReplicaEvent, { type: "register" }>;

@@ -1,0 +1,201 @@
+import { type EventKey, isNewer, physicalMs } from "./clock";
+import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
+import type { LiveRequest } from "./live-request";
+import type { WorkerEntry } from "./rank-slot";
+import type { Tracker } from "./tracker";
+
+/**
+ * Merging another replica's change into a tracker. The rule that makes replicas converge: **for
+ * each request id and each worker id, the change with the newest key wins** (keys are hybrid clock
+ * times with the origin as tie-break, `clock.ts`), and what is live is a function of the winners
+ * alone, so any delivery order, duplicate or retry gives the same state:
+ *
+ * - a worker is registered iff its newest change is a registration; the tracker's block size is
+ *   that of its oldest registered worker, and workers of another block size are set aside
+ *   (`excluded`) rather than mixed in;
+ * - a request is live iff its newest change is an add (a free or nothing after it), the add is newer
+ *   than its worker's current registration, its rank is in that registration's range, and its
+ *   deadline (carried in the add: every replica expires it at the same moment) has not passed;
+ * - its prefill is done iff a completion newer than the add exists.
+ * A change that cannot be placed yet is kept: a free as a tombstone, an early completion as a mark,
+ * an add for a worker unknown here as an orphan, until a change that decides it arrives or the
+ * expiry age makes it moot. Times taken from a change (prefill end, anchors) are the origin's, so
+ * every replica computes the same loads.
+ */
+export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: number): void {
+  tracker.clock.observe(event.ts);
+  switch (event.type) {
+    case "add":
+      return mergeAdd(tracker, event, now);
+    case "free":
+      return mergeFree(tracker, event);
+    case "prefill_complete":
+      return mergePrefill(tracker, event);
+    case "register":
+      return mergeRegister(tracker, event);
+    case "unregister":
+      return mergeUnregister(tracker, event);
+  }
+}
+
+function keyOf(req: LiveRequest): EventKey {
+  return { ts: req.addTs, origin: req.origin };
+}
+
+function mergeAdd(tracker: Tracker, event: AddEvent, now: number): void {
+  const { records } = tracker;
+  const id = event.requestId;
+  if (!isNewer(event, records.freed.get(id))) return;
+  const live = tracker.request(id);
+  if (live && !isNewer(event, keyOf(live))) return;
+  const orphan = records.orphans.get(id);
+  if (orphan && !isNewer(event, orphan)) return;
+  if (live) tracker.dropRequest(live, physicalMs(event.ts));
+  records.clearOrphan(id);
+  records.clearFreed(id);
+  if (event.deadline < now) return;
+  place(tracker, event);
+}
+
+/** Books an add whose request id it wins, or keeps it as an orphan, or lets it die. */
+function place(tracker: Tracker, event: AddEvent): void {
+  const { records } = tracker;
+  const worker = tracker.book.workers.get(event.workerId);
+  const newest = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
+  // A newer registration or unregistration of its worker ended this add's incarnation for good.
+  if (newest && !isNewer(event, newest)) return;
+  if (!worker || !tracker.book.slotOf(event.workerId, event.dpRank)) {
+    records.setOrphan(event);
+    return;
+  }
+  const mark = records.marks.get(event.requestId);
+  const prefillDone = mark !== undefined && isNewer(mark, event);
+  if (mark) records.clearMark(event.requestId);
+  tracker.bookRequest(event, prefillDone);
+}
+
+function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free" }>): void {
+  const { records } = tracker;
+  const id = event.requestId;
+  if (isNewer(event, records.freed.get(id))) records.setFreed(id, event);
+  const live = tracker.request(id);
+  if (live && isNewer(event, keyOf(live))) tracker.dropRequest(live, physicalMs(event.ts));
+  const orphan = records.orphans.get(id);
+  if (orphan && isNewer(event, orphan)) records.clearOrphan(id);
+  const mark = records.marks.get(id);
+  if (mark && isNewer(event, mark)) records.clearMark(id);
+}
+
+function mergePrefill(tracker: Tracker, event: Extract<ReplicaEvent, { type: "prefill_complete" }>): void {
+  const { records } = tracker;
+  const id = event.requestId;
+  const live = tracker.request(id);
+  if (live && isNewer(event, keyOf(live))) {
+    tracker.completePrefill(live, physicalMs(event.ts));
+    return;
+  }
+  // Not live here (yet): remember it for an add that it follows.
+  if (!live && isNewer(event, records.marks.get(id))) records.setMark(id, event);
+}
+
+function mergeRegister(tracker: Tracker, event: RegisterEvent): void {
+  const { records, book } = tracker;
+  const worker = book.workers.get(event.workerId);
+  const current = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
+  if (!isNewer(event, current)) return;
+  records.clearGone(event.workerId);
+  records.clearExcluded(event.workerId);
+  const survivors = worker ? setAside(tracker, worker) : [];
+  if (tracker.exists && event.blockSize !== tracker.blockSize) records.setExcluded(event);
+  else activate(tracker, event);
+  for (const add of survivors) place(tracker, add);
+  reconcileBlockSize(tracker);
+}
+
+function mergeUnregister(tracker: Tracker, event: Extract<ReplicaEvent, { type: "unregister" }>): void {
+  const { records, book } = tracker;
+  const worker = book.workers.get(event.workerId);
+  const current = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
+  if (!isNewer(event, current)) return;
+  records.setGone(event.workerId, event);
+  records.clearExcluded(event.workerId);
+  if (worker) tracker.removeWorker(worker, physicalMs(event.ts));
+  for (const orphan of records.orphansOf(event.workerId)) {
+    if (!isNewer(orphan, event)) records.clearOrphan(orphan.requestId);
+  }
+  reconcileBlockSize(tracker);
+}
+
+/** Registers a worker and books the orphans it now places. */
+function activate(tracker: Tracker, event: RegisterEvent): void {
+  tracker.registerWorker(event);
+  for (const orphan of tracker.records.orphansOf(event.workerId)) {
+    tracker.records.clearOrphan(orphan.requestId);
+    place(tracker, orphan);
+  }
+}
+
+/**
+ * Takes a worker out of the book, returning its live requests as adds (prefill state kept as a
+ * mark just after each add) so they can be placed again under the worker's next registration.
+ */
+function setAside(tracker: Tracker, worker: WorkerEntry): AddEvent[] {
+  const adds: AddEvent[] = [];
+  for (const req of tracker.book.requests.values()) {
+    if (req.slot.workerId !== worker.workerId) continue;
+    adds.push(addEventOf(tracker, req));
+    if (!req.inPrefill && req.prefillTokens > 0) {
+      tracker.records.setMark(req.id, { ts: req.addTs + 1, origin: req.origin });
+    }
+  }
+  tracker.removeWorker(worker, physicalMs(worker.key.ts));
+  return adds;
+}
+
+/** A live request as the add that booked it. */
+export function addEventOf(tracker: Tracker, req: LiveRequest): AddEvent {
+  return {
+    type: "add",
+    ts: req.addTs,
+    origin: req.origin,
+    requestId: req.id,
+    workerId: req.slot.workerId,
+    dpRank: req.slot.dpRank,
+    hashes: tracker.promptOf(req),
+    newIslTokens: req.prefillTokens,
+    expectedOutputTokens: req.expectedOutputTokens,
+    expectedPrefillDurationMs: Number.isNaN(req.prefillDurationMs) ? undefined : req.prefillDurationMs,
+    startedAt: req.startedAt,
+    deadline: req.deadline,
+  };
+}
+
+/**
+ * Settles registrations of different block sizes: the oldest registered worker decides, workers of
+ * its size are in the book and the others are set aside. Only registrations made concurrently at
+ * two replicas on an empty tracker ever disagree, so the full pass here is rare.
+ */
+function reconcileBlockSize(tracker: Tracker): void {
+  const { records, book } = tracker;
+  if (records.excluded.size === 0) return;
+  let founder: { key: EventKey; blockSize: number } | undefined;
+  for (const w of book.workers.values()) {
+    if (!founder || isNewer(founder.key, w.key)) founder = { key: w.key, blockSize: w.input.blockSize };
+  }
+  for (const e of records.excluded.values()) {
+    if (!founder || isNewer(founder.key, e)) founder = { key: e, blockSize: e.blockSize };
+  }
+  if (!founder) return;
+  const blockSize = founder.blockSize;
+  for (const w of [...book.workers.values()]) {
+    if (w.input.blockSize === blockSize) continue;
+    const orphans = setAside(tracker, w);
+    records.setExcluded({ ...w.key, type: "register", ...w.input });
+    for (const add of orphans) records.setOrphan(add);
+  }
+  for (const e of [...records.excluded.values()]) {
+    if (e.blockSize !== blockSize) continue;
+    records.clearExcluded(e.workerId);
+    activate(tracker, e);
+  }
+}

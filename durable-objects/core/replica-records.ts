@@ -1,0 +1,89 @@
+import { type EventKey, physicalMs } from "./clock";
+import type { AddEvent, RegisterEvent } from "./events";
+import type { TrackerStore } from "./store";
+
+/** Kinds of replication record kept by key: a free, an early prefill mark, an unregistration. */
+export type RecordKind = "free" | "prefill" | "gone";
+
+/**
+ * What a replicated tracker remembers beyond its live book so that changes merge the same way in
+ * any order (see `replica-merge.ts`):
+ * - `freed`: the newest free of a request id, so an older add that arrives later stays dead;
+ * - `marks`: a prefill completion that arrived before its add;
+ * - `gone`: the newest unregistration of a worker id, so an older registration stays dead;
+ * - `orphans`: bookings for a worker this replica does not know (yet);
+ * - `excluded`: registrations whose block size lost to the tracker's.
+ * Request records are kept for the expiry age past their time: an add older than that is expired
+ * on arrival anyway. Unregistrations are kept for good (one small row per worker id).
+ */
+export class ReplicaRecords {
+  readonly freed = new Map<string, EventKey>();
+  readonly marks = new Map<string, EventKey>();
+  readonly gone = new Map<bigint, EventKey>();
+  readonly orphans = new Map<string, AddEvent>();
+  readonly excluded = new Map<bigint, RegisterEvent>();
+
+  constructor(private readonly store: TrackerStore) {}
+
+  setFreed(id: string, key: EventKey): void {
+    this.freed.set(id, key);
+    this.store.recordSet?.("free", id, key);
+  }
+
+  clearFreed(id: string): void {
+    if (this.freed.delete(id)) this.store.recordCleared?.("free", id);
+  }
+
+  setMark(id: string, key: EventKey): void {
+    this.marks.set(id, key);
+    this.store.recordSet?.("prefill", id, key);
+  }
+
+  clearMark(id: string): void {
+    if (this.marks.delete(id)) this.store.recordCleared?.("prefill", id);
+  }
+
+  setGone(workerId: bigint, key: EventKey): void {
+    this.gone.set(workerId, key);
+    this.store.recordSet?.("gone", String(workerId), key);
+  }
+
+  clearGone(workerId: bigint): void {
+    if (this.gone.delete(workerId)) this.store.recordCleared?.("gone", String(workerId));
+  }
+
+  setOrphan(event: AddEvent): void {
+    this.orphans.set(event.requestId, event);
+    this.store.orphanSet?.(event);
+  }
+
+  clearOrphan(id: string): void {
+    if (this.orphans.delete(id)) this.store.orphanCleared?.(id);
+  }
+
+  setExcluded(event: RegisterEvent): void {
+    this.excluded.set(event.workerId, event);
+    this.store.excludedSet?.(event);
+  }
+
+  clearExcluded(workerId: bigint): void {
+    if (this.excluded.delete(workerId)) this.store.excludedCleared?.(workerId);
+  }
+
+  /** Orphaned bookings of one worker. */
+  orphansOf(workerId: bigint): AddEvent[] {
+    return [...this.orphans.values()].filter((event) => event.workerId === workerId);
+  }
+
+  /** Forgets request records that can no longer decide anything at `now`. */
+  purge(now: number, expiryMs: number): void {
+    const horizon = now - expiryMs;
+    for (const [id, key] of this.freed) if (physicalMs(key.ts) < horizon) this.clearFreed(id);
+    for (const [id, key] of this.marks) if (physicalMs(key.ts) < horizon) this.clearMark(id);
+    for (const [id, event] of this.orphans) if (event.deadline < now) this.clearOrphan(id);
+  }
+
+  get size(): number {
+    return this.freed.size + this.marks.size + this.gone.size + this.orphans.size + this.excluded.size;
+  }
+}
