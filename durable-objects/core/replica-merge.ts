@@ -26,15 +26,20 @@ export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: nu
   tracker.clock.observe(event.ts);
   switch (event.type) {
     case "add":
-      return mergeAdd(tracker, event, now);
+      mergeAdd(tracker, event, now);
+      break;
     case "free":
-      return mergeFree(tracker, event);
+      mergeFree(tracker, event);
+      break;
     case "prefill_complete":
-      return mergePrefill(tracker, event);
+      mergePrefill(tracker, event);
+      break;
     case "register":
-      return mergeRegister(tracker, event);
+      mergeRegister(tracker, event);
+      break;
     case "unregister":
-      return mergeUnregister(tracker, event);
+      mergeUnregister(tracker, event);
+      break;
   }
 }
 
