@@ -18,8 +18,9 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            // Short expiry and a second replica set so expiry and replication run in seconds.
-            miniflare: { bindings: { REQUEST_EXPIRY_SECONDS: "3" } },
+            // Short expiry and a second replica set so expiry and replication run in seconds; seeded
+            // `/route` randomness (the `x-slot-tracker-seed` header) is allowed here and nowhere else.
+            miniflare: { bindings: { REQUEST_EXPIRY_SECONDS: "3", ALLOW_TEST_SEED: "1" } },
           }),
         ],
         test: {

@@ -18,3 +18,7 @@ export const MAX_WORKERS = 4_096;
 export const MAX_RANKS = 65_536;
 /** Default age limit of a live request, seconds (Dynamo: 300). */
 export const DEFAULT_REQUEST_EXPIRY_SECONDS = 300;
+/** Bytes of a `/route` session id. */
+export const MAX_SESSION_ID_BYTES = 256;
+/** Session affinity bindings in one tracker; past it, the least recently routed session is unbound. */
+export const MAX_SESSION_BINDINGS = 50_000;

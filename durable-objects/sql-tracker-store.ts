@@ -1,7 +1,8 @@
 import type { LiveRequest } from "./core/live-request";
 import type { TrackerStore } from "./core/store";
 import type { Tracker } from "./core/tracker";
-import { TRACKER_SCHEMA, type RequestRow, type WorkerRow } from "./tracker-schema";
+import { profileColumns, profileOfRow } from "./sql-worker-profile";
+import { migrateTrackerSchema, TRACKER_SCHEMA, type RequestRow, type WorkerRow } from "./tracker-schema";
 import type { AddInput, RegisterInput } from "./types";
 import { blobToHashes, blobToU64, hashesToBlob, u64ToBlob } from "./u64";
 
@@ -20,6 +21,7 @@ export class SqlTrackerStore implements TrackerStore {
 
   constructor(private readonly sql: SqlStorage) {
     this.schemaReady = hasTable(sql, "requests");
+    if (this.schemaReady) migrateTrackerSchema(sql);
   }
 
   /** Rebuilds `tracker` from the database, requests in their add order. */
@@ -31,6 +33,7 @@ export class SqlTrackerStore implements TrackerStore {
         blockSize: row.block_size,
         dpStart: row.dp_start,
         dpSize: row.dp_size,
+        ...profileOfRow(row),
       });
     }
     for (const row of this.sql.exec<RequestRow>("SELECT * FROM requests ORDER BY seq")) {
@@ -55,11 +58,13 @@ export class SqlTrackerStore implements TrackerStore {
   workerAdded(input: RegisterInput): void {
     this.ensureSchema();
     this.exec(
-      "INSERT INTO workers (worker_id, block_size, dp_start, dp_size) VALUES (?, ?, ?, ?)",
+      `INSERT INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config)
+         VALUES (?, ?, ?, ?, ?, ?)`,
       u64ToBlob(input.workerId),
       input.blockSize,
       input.dpStart,
       input.dpSize,
+      ...profileColumns(input),
     );
   }
 

@@ -1,8 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
+import { type RoutingState, routeRequest, routingStatsOf } from "./core/route-request";
+import { seededRng, systemRng } from "./core/rng";
 import { Tracker } from "./core/tracker";
 import type { DirectoryObject } from "./directory-object";
 import { DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
 import { directoryName, parseTrackerName } from "./naming";
+import { openRouting } from "./sql-affinity-store";
 import { SqlTrackerStore } from "./sql-tracker-store";
 import type {
   AddInput,
@@ -10,6 +13,9 @@ import type {
   RankLoad,
   RegisterInput,
   Result,
+  RouteInput,
+  RouteOutcome,
+  RoutingStats,
   TrackerKey,
   TrackerRpc,
   WorkerInfo,
@@ -33,6 +39,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   private readonly key: TrackerKey;
   private readonly store: SqlTrackerStore;
   private readonly tracker: Tracker;
+  /** `/route`'s session bindings (durable), round-robin turns and conflict counts. */
+  private readonly routing: RoutingState;
   /** The alarm time currently set, epoch ms (null: none). */
   private armedAt: number | null = null;
   /** A directory update still owed (`present` flag), retried from the alarm until it lands. */
@@ -52,6 +60,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       expiryMs: expirySecondsOf(env) * 1000,
       store: this.store,
     });
+    this.routing = openRouting(ctx.storage.sql, Date.now());
     void ctx.blockConcurrencyWhile(async () => {
       this.store.hydrate(this.tracker);
       this.directoryOwed = this.store.directoryOwed();
@@ -74,6 +83,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       await this.ctx.storage.deleteAll();
       await this.ctx.storage.deleteAlarm();
       this.store.forgetSchema();
+      this.routing.affinity.clear();
       this.armedAt = null;
       await this.updateDirectory(false);
     }
@@ -102,6 +112,16 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   async potentialLoads(hashes: BigUint64Array, newIslTokens: number): Promise<Result<{ loads: PotentialLoad[] }>> {
     return this.finish(this.tracker.potentialLoads(hashes, newIslTokens, Date.now()));
+  }
+
+  /** Chooses and books in one synchronous step: no other call can read the loads in between. */
+  async route(input: RouteInput): Promise<Result<RouteOutcome>> {
+    const rng = input.seed === undefined ? systemRng : seededRng(input.seed);
+    return this.finish(routeRequest(this.tracker, this.routing, input, Date.now(), rng));
+  }
+
+  async routingStats(): Promise<RoutingStats> {
+    return this.finish(routingStatsOf(this.tracker, this.routing, Date.now()));
   }
 
   /** Rows SQLite reports written by this instance (write-cost figure for benchmarks and metrics). */

@@ -10,7 +10,9 @@ CREATE TABLE IF NOT EXISTS workers (
   worker_id BLOB PRIMARY KEY,
   block_size INTEGER NOT NULL,
   dp_start INTEGER NOT NULL,
-  dp_size INTEGER NOT NULL
+  dp_size INTEGER NOT NULL,
+  worker_type TEXT,
+  router_config TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS requests (
   request_id TEXT PRIMARY KEY,
@@ -25,6 +27,14 @@ CREATE TABLE IF NOT EXISTS requests (
   expected_output_tokens INTEGER,
   prefill_duration_ms REAL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_bindings (
+  session_id TEXT NOT NULL,
+  hop TEXT NOT NULL,
+  worker_id BLOB NOT NULL,
+  dp_rank INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (session_id, hop)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
   value
@@ -36,6 +46,8 @@ export interface WorkerRow extends Record<string, SqlStorageValue> {
   block_size: number;
   dp_start: number;
   dp_size: number;
+  worker_type: string | null;
+  router_config: string | null;
 }
 
 export interface RequestRow extends Record<string, SqlStorageValue> {
@@ -50,4 +62,38 @@ export interface RequestRow extends Record<string, SqlStorageValue> {
   anchor_at: number | null;
   expected_output_tokens: number | null;
   prefill_duration_ms: number | null;
+}
+
+/** `/route`'s session affinity bindings, one per (session, hop). */
+export interface SessionBindingRow extends Record<string, SqlStorageValue> {
+  session_id: string;
+  hop: string;
+  worker_id: ArrayBuffer;
+  dp_rank: number;
+  expires_at: number;
+}
+
+/** Columns added to `workers` after its first release: nullable, so older rows stay readable. */
+const ADDED_WORKER_COLUMNS = { worker_type: "TEXT", router_config: "TEXT" } as const;
+
+/**
+ * Brings a database written by an older version up to {@link TRACKER_SCHEMA}: adds the columns
+ * and tables that came later. Each step is guarded (SQLite has no `ADD COLUMN IF NOT EXISTS`), so
+ * it is safe on every start and on databases already current.
+ */
+export function migrateTrackerSchema(sql: SqlStorage): void {
+  addMissingColumns(sql, "workers", ADDED_WORKER_COLUMNS);
+  sql.exec(TRACKER_SCHEMA);
+}
+
+function addMissingColumns(sql: SqlStorage, table: string, columns: Record<string, string>): void {
+  const present = new Set(
+    sql
+      .exec<{ name: string }>(`PRAGMA table_info(${table})`)
+      .toArray()
+      .map((column) => column.name),
+  );
+  for (const [column, type] of Object.entries(columns)) {
+    if (!present.has(column)) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
 }

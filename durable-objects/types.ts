@@ -30,7 +30,8 @@ export type ErrorCode =
   | "request_not_found"
   | "limit_exceeded"
   | "too_large"
-  | "invalid_input";
+  | "invalid_input"
+  | "no_worker";
 
 export interface Failure {
   ok: false;
@@ -49,6 +50,27 @@ export interface RegisterInput {
   dpStart: number;
   /** Number of data-parallel ranks (u32, ≥ 1); ranks are dpStart ..< dpStart + dpSize. */
   dpSize: number;
+  /** Which hop of `/route` the worker serves; absent means decode (absent also in `/workers`). */
+  workerType?: WorkerType;
+  /** The worker's routing advertisement, if it made one (see `core/advertisement.ts`). */
+  routerConfig?: RouterCard;
+}
+
+/** Decode workers take `/route`'s booking; prefill workers are chosen for the prefill hop only. */
+export type WorkerType = "decode" | "prefill";
+
+/** How `/route` chooses among a worker set: Dynamo's KV cost, round robin over ranks, or uniform random. */
+export type RouterMode = "kv" | "round_robin" | "random";
+
+/** A worker's `router_config` card. Unset tuning means Dynamo's default, never the tracker's. */
+export interface RouterCard {
+  routerMode: RouterMode;
+  /** Weight of prefill blocks in the KV cost (≥ 0; default 1.0). */
+  overlapScoreWeight?: number;
+  /** Softmax temperature of the KV choice (≥ 0; default 0: take the minimum). */
+  routerTemperature?: number;
+  /** Session affinity lifetime, seconds since the session's last routed request; unset: no affinity. */
+  sessionAffinityTtlSecs?: number;
 }
 
 export interface AddInput {
@@ -70,6 +92,10 @@ export interface WorkerInfo {
   blockSize: number;
   dpStart: number;
   dpSize: number;
+  /** Only when given at registration. */
+  workerType?: WorkerType;
+  /** Only when given at registration. */
+  routerConfig?: RouterCard;
 }
 
 export interface RankLoad {
@@ -104,6 +130,68 @@ export interface BatchOpResult {
   error?: string;
 }
 
+/** `POST /route`: choose a worker for a new request and book it there as `/add` would. */
+export interface RouteInput {
+  requestId: string;
+  /** The prompt's block hashes in order, as u64. */
+  hashes: BigUint64Array;
+  /** Prompt tokens still to prefill; booked like `/add`'s and counted in the KV cost. */
+  newIslTokens: number;
+  expectedOutputTokens?: number;
+  /** Requests of one session stick to one worker while a session affinity TTL is in effect. */
+  sessionId?: string;
+  /** Per-request KV tuning (`router_config_override`), over the resolved one, on both hops. */
+  overlapScoreWeight?: number;
+  routerTemperature?: number;
+  /** Seeds this call's random draws; the Worker passes it only when `ALLOW_TEST_SEED` is "1". */
+  seed?: number;
+}
+
+/** Dynamo's KV cost of the chosen rank (reference §7), whatever the mode that chose it. */
+export interface RouteCost {
+  /** overlap_score_weight × potentialPrefillTokens / block_size (+ potentialDecodeBlocks on the decode hop). */
+  logit: number;
+  potentialPrefillTokens: number;
+  potentialDecodeBlocks: number;
+  /** Leading prompt blocks the rank already holds. */
+  overlapBlocks: number;
+}
+
+export interface RouteChoice {
+  workerId: bigint;
+  dpRank: number;
+  /** The id this choice is booked under. */
+  requestId: string;
+  mode: RouterMode;
+  cost: RouteCost;
+}
+
+export interface RouteOutcome {
+  decode: RouteChoice;
+  /** Present when the tracker has prefill workers; booked under `<request_id>#prefill`. */
+  prefill?: RouteChoice;
+  /** Conflicting advertisements that were resolved by taking the first card. */
+  warnings: string[];
+}
+
+/** How one worker set is routed right now, and how often its advertisements conflicted (for metrics). */
+export interface HopStats {
+  mode: RouterMode;
+  /** Workers in the set that advertise a card. */
+  cards: number;
+  /** Cards that differ from the first, which decides. */
+  disagreeingCards: number;
+  /** `/route` calls of this object that resolved the set while its cards disagreed. */
+  conflictedRoutes: number;
+}
+
+export interface RoutingStats {
+  decode: HopStats;
+  prefill: HopStats;
+  /** Live session affinity bindings. */
+  sessionBindings: number;
+}
+
 /**
  * The tracker object's RPC methods (implemented by `TrackerObject`). Every method first applies
  * expiry due at the call's time. Methods on a (model, tenant) without registered workers answer
@@ -118,6 +206,8 @@ export interface TrackerRpc {
   free(requestId: string): Promise<Result>;
   listLoads(): Promise<RankLoad[]>;
   potentialLoads(hashes: BigUint64Array, newIslTokens: number): Promise<Result<{ loads: PotentialLoad[] }>>;
+  route(input: RouteInput): Promise<Result<RouteOutcome>>;
+  routingStats(): Promise<RoutingStats>;
 }
 
 /** The per-replica directory of trackers that have workers (used only by unfiltered listings). */

@@ -10,12 +10,14 @@ import { health } from "./routes/health";
 import { lifecycle } from "./routes/lifecycle";
 import { loads } from "./routes/loads";
 import { registry } from "./routes/registry";
+import { route } from "./routes/route";
 
 const app = new Hono<AppEnv>();
 
 app.route("/", registry);
 app.route("/", lifecycle);
 app.route("/", loads);
+app.route("/", route);
 app.route("/", health);
 
 /**

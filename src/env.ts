@@ -13,6 +13,8 @@ export interface Env {
   REQUEST_EXPIRY_SECONDS: string;
   /** Comma-separated replica names; default `"primary"`. */
   REPLICAS: string;
+  /** "1" lets `/route` take the `x-slot-tracker-seed` header (tests only; never set in production). */
+  ALLOW_TEST_SEED?: string;
 }
 
 export type AppEnv = { Bindings: Env };

@@ -29,4 +29,6 @@ export const text = {
   duplicateRequest: (requestId: string, id: bigint, rank: number) =>
     `Request ${requestId} already exists (assigned to worker ${rankText(id, rank)})`,
   requestNotFound: (requestId: string) => `Request ${requestId} not found`,
+  noDecodeWorker: (model: string, tenant: string) =>
+    `no decode worker registered for model=${model} tenant=${tenant}: every registered worker is a prefill worker`,
 };

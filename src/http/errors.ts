@@ -24,6 +24,7 @@ export const STATUS_OF_CODE = {
   request_not_found: 404,
   too_large: 413,
   limit_exceeded: 429,
+  no_worker: 503,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 const STATUS_OF_SCHEMA_ERROR = {

@@ -2,8 +2,14 @@
  * The request schemas of every route, in one module so the OpenAPI document can be generated from
  * exactly what the routes enforce. Field names are the wire's (snake_case, as Dynamo).
  */
-import { MAX_HASHES_PER_CALL, MAX_NAME_BYTES, MAX_REQUEST_ID_BYTES } from "../../durable-objects/limits";
-import { float, hashes, object, optional, string, u32, u64, uint, withDefault } from "./schema";
+import { PREFILL_BOOKING_SUFFIX } from "../../durable-objects/core/route-request";
+import {
+  MAX_HASHES_PER_CALL,
+  MAX_NAME_BYTES,
+  MAX_REQUEST_ID_BYTES,
+  MAX_SESSION_ID_BYTES,
+} from "../../durable-objects/limits";
+import { enumOf, float, hashes, object, optional, string, u32, u64, uint, withDefault } from "./schema";
 
 const name = string({ minBytes: 1, maxBytes: MAX_NAME_BYTES });
 const requestId = string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES });
@@ -14,8 +20,27 @@ const newIslTokens = withDefault(uint(), 0);
 const TENANT_ALIAS = { aliases: { routing_group: "tenant_id" } } as const;
 const tracker = { model_name: name, tenant_id: withDefault(name, "default") };
 
+/**
+ * A worker's routing advertisement. A card that cannot be read is refused here, naming the field,
+ * rather than stored and silently ignored when the worker set's routing is resolved.
+ */
+export const routerCard = object({
+  router_mode: enumOf(["kv", "round_robin", "random"]),
+  overlap_score_weight: optional(float({ min: 0 })),
+  router_temperature: optional(float({ min: 0 })),
+  session_affinity_ttl_secs: optional(u32()),
+});
+
 export const registerBody = object(
-  { worker_id: u64(), ...tracker, block_size: u32(), dp_start: u32(), dp_size: u32() },
+  {
+    worker_id: u64(),
+    ...tracker,
+    block_size: u32(),
+    dp_start: u32(),
+    dp_size: u32(),
+    worker_type: optional(enumOf(["decode", "prefill"])),
+    router_config: optional(routerCard),
+  },
   TENANT_ALIAS,
 );
 
@@ -45,3 +70,22 @@ export const potentialLoadsBody = object(
 
 /** `GET /workers` and `GET /loads`: each filter optional. */
 export const listingQuery = object({ model_name: optional(name), tenant_id: optional(name) }, TENANT_ALIAS);
+
+/** `POST /route`. The id leaves room for the prefill booking's suffix, which must still fit `/free`. */
+export const routeBody = object(
+  {
+    ...tracker,
+    request_id: string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES - PREFILL_BOOKING_SUFFIX.length }),
+    sequence_hashes: sequenceHashes,
+    new_isl_tokens: newIslTokens,
+    expected_output_tokens: optional(u32()),
+    session_id: optional(string({ minBytes: 1, maxBytes: MAX_SESSION_ID_BYTES })),
+    router_config_override: optional(
+      object({
+        overlap_score_weight: optional(float({ min: 0 })),
+        router_temperature: optional(float({ min: 0 })),
+      }),
+    ),
+  },
+  TENANT_ALIAS,
+);

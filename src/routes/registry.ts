@@ -1,5 +1,6 @@
 /** Worker registry: `POST /register`, `POST /unregister`, `GET /workers`. */
 import { Hono } from "hono";
+import { cardFromWire, cardToWire } from "../../durable-objects/core/advertisement";
 import type { AppEnv } from "../env";
 import { readBody } from "../http/body";
 import { unwrap } from "../http/errors";
@@ -19,6 +20,9 @@ registry.post("/register", async (c) => {
     blockSize: body.block_size,
     dpStart: body.dp_start,
     dpSize: body.dp_size,
+    // Only what was given, so a worker registered the Dynamo way lists exactly as in Dynamo.
+    ...(body.worker_type !== undefined && { workerType: body.worker_type }),
+    ...(body.router_config !== undefined && { routerConfig: cardFromWire(body.router_config) }),
   });
   unwrap(result);
   return sendOk(c, 201);
@@ -41,6 +45,8 @@ registry.get("/workers", async (c) => {
       block_size: worker.blockSize,
       dp_start: worker.dpStart,
       dp_size: worker.dpSize,
+      worker_type: worker.workerType,
+      router_config: worker.routerConfig && cardToWire(worker.routerConfig),
     })),
   );
   rows.sort((a, b) => compareTracker(a, b) || compareBigint(a.worker_id, b.worker_id));

@@ -1,0 +1,60 @@
+import { RoutingState } from "./core/route-request";
+import { type AffinityStore, type Hop, SessionAffinity, type SessionBinding } from "./core/session-affinity";
+import type { SessionBindingRow } from "./tracker-schema";
+import { blobToU64, u64ToBlob } from "./u64";
+
+/**
+ * Writes session affinity bindings through to the object's SQLite database, in the same
+ * synchronous step as the `/route` that made them (so before its answer leaves). The table is part
+ * of the tracker schema: it exists whenever the tracker does, and a route needs the tracker.
+ */
+export class SqlAffinityStore implements AffinityStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** Restores the bindings still fresh at `now`, least recently refreshed first. */
+  load(affinity: SessionAffinity, now: number): void {
+    if (!hasTable(this.sql, "session_bindings")) return;
+    const rows = this.sql.exec<SessionBindingRow>(
+      "SELECT * FROM session_bindings WHERE expires_at >= ? ORDER BY expires_at",
+      now,
+    );
+    for (const row of rows) {
+      affinity.restore({
+        sessionId: row.session_id,
+        hop: row.hop as Hop,
+        workerId: blobToU64(row.worker_id),
+        dpRank: row.dp_rank,
+        expiresAt: row.expires_at,
+      });
+    }
+    this.sql.exec("DELETE FROM session_bindings WHERE expires_at < ?", now);
+  }
+
+  bound(binding: SessionBinding): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO session_bindings (session_id, hop, worker_id, dp_rank, expires_at)
+         VALUES (?, ?, ?, ?, ?)`,
+      binding.sessionId,
+      binding.hop,
+      u64ToBlob(binding.workerId),
+      binding.dpRank,
+      binding.expiresAt,
+    );
+  }
+
+  unbound(sessionId: string, hop: Hop): void {
+    this.sql.exec("DELETE FROM session_bindings WHERE session_id = ? AND hop = ?", sessionId, hop);
+  }
+}
+
+function hasTable(sql: SqlStorage, name: string): boolean {
+  return sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name).toArray().length > 0;
+}
+
+/** `/route`'s state for an object: bindings restored from `sql`, written back through it. */
+export function openRouting(sql: SqlStorage, now: number): RoutingState {
+  const store = new SqlAffinityStore(sql);
+  const routing = new RoutingState(new SessionAffinity(store));
+  store.load(routing.affinity, now);
+  return routing;
+}

@@ -1,0 +1,78 @@
+/** `POST /route`: choose a worker for a new request and book it, in one call to the tracker object. */
+import type { Context } from "hono";
+import { Hono } from "hono";
+import type { RouteChoice } from "../../durable-objects/types";
+import type { AppEnv } from "../env";
+import { readBody } from "../http/body";
+import { HttpError, unwrap } from "../http/errors";
+import { routeBody } from "../http/requests";
+import { send } from "../http/respond";
+import { trackerFor } from "../http/stubs";
+
+/** Seeds the call's random draws; honoured only where `ALLOW_TEST_SEED` is "1" (the test config). */
+const SEED_HEADER = "x-slot-tracker-seed";
+/** Set when the answer rests on a resolution the caller should know about (conflicting cards). */
+const WARNING_HEADER = "x-slot-tracker-warning";
+
+export const route = new Hono<AppEnv>();
+
+route.post("/route", async (c) => {
+  const body = await readBody(c, routeBody);
+  const override = body.router_config_override;
+  const result = await trackerFor(c, body).route({
+    requestId: body.request_id,
+    hashes: body.sequence_hashes,
+    newIslTokens: body.new_isl_tokens,
+    ...(body.expected_output_tokens !== undefined && { expectedOutputTokens: body.expected_output_tokens }),
+    ...(body.session_id !== undefined && { sessionId: body.session_id }),
+    ...(override?.overlap_score_weight !== undefined && {
+      overlapScoreWeight: override.overlap_score_weight,
+    }),
+    ...(override?.router_temperature !== undefined && { routerTemperature: override.router_temperature }),
+    ...seedOf(c),
+  });
+  const outcome = unwrap(result);
+  const { decode, prefill } = outcome;
+  const headers: Record<string, string> =
+    outcome.warnings.length > 0 ? { [WARNING_HEADER]: outcome.warnings.join("; ") } : {};
+  return send(
+    c,
+    {
+      worker_id: decode.workerId,
+      dp_rank: decode.dpRank,
+      prefill: prefill && { ...choiceJson(prefill), request_id: prefill.requestId },
+      cost: choiceJson(decode).cost,
+      mode: decode.mode,
+    },
+    201,
+    headers,
+  );
+});
+
+function choiceJson(choice: RouteChoice) {
+  return {
+    worker_id: choice.workerId,
+    dp_rank: choice.dpRank,
+    mode: choice.mode,
+    cost: {
+      logit: choice.cost.logit,
+      potential_prefill_tokens: choice.cost.potentialPrefillTokens,
+      potential_decode_blocks: choice.cost.potentialDecodeBlocks,
+      overlap_blocks: choice.cost.overlapBlocks,
+    },
+  };
+}
+
+/** The seed header as a u32, refused (400) where seeding is not allowed: production never runs seeded. */
+function seedOf(c: Context<AppEnv>): { seed?: number } {
+  const raw = c.req.header(SEED_HEADER);
+  if (raw === undefined) return {};
+  if (c.env.ALLOW_TEST_SEED !== "1") {
+    throw new HttpError(400, `header \`${SEED_HEADER}\` is accepted only when ALLOW_TEST_SEED is "1"`);
+  }
+  const seed = Number(raw);
+  if (!/^\d{1,10}$/.test(raw.trim()) || seed > 0xffff_ffff) {
+    throw new HttpError(400, `header \`${SEED_HEADER}\`: expected an unsigned 32-bit integer`);
+  }
+  return { seed };
+}
