@@ -7,7 +7,7 @@ import {
 } from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
 import { Book, type Booking } from "./book";
-import { type EventKey, HybridClock } from "./clock";
+import { compareKeys, type EventKey, HybridClock } from "./clock";
 import type { AddEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
 import { fail, text } from "./messages";
@@ -253,9 +253,12 @@ export class Tracker {
     return { ok: true, loads: this.book.potentialLoads(hashes, newIslTokens, now) };
   }
 
-  /** Registered workers as registered (card and type included), in registration order. */
+  /**
+   * Registered workers as registered (card and type included), in registration order: the order of
+   * their keys, which every replica agrees on and which survives a restart once keys are stored.
+   */
   registrations(): RegisterInput[] {
-    return [...this.book.workers.values()].map((w) => w.input);
+    return [...this.book.workers.values()].sort((a, b) => compareKeys(a.key, b.key)).map((w) => w.input);
   }
 
   /** The live request `requestId`, for callers that persist or replicate it. */
