@@ -122,12 +122,15 @@ function mergeUnregister(tracker: Tracker, event: Extract<ReplicaEvent, { type: 
   const worker = book.workers.get(event.workerId);
   const current = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
   if (!isNewer(event, current)) return;
+  // Bookings made after this unregistration (at a replica that had not seen it yet) outlive it:
+  // `place` keeps them as orphans for the worker's next registration and lets the older ones die.
+  const survivors = worker ? setAside(tracker, worker) : [];
   records.setGone(event.workerId, event);
   records.clearExcluded(event.workerId);
-  if (worker) tracker.removeWorker(worker, physicalMs(event.ts));
   for (const orphan of records.orphansOf(event.workerId)) {
     if (!isNewer(orphan, event)) records.clearOrphan(orphan.requestId);
   }
+  for (const add of survivors) place(tracker, add);
   reconcileBlockSize(tracker);
 }
 
