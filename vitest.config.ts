@@ -18,8 +18,8 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            // Short expiry and a second replica set so expiry and replication run in seconds; seeded
-            // `/route` randomness (the `x-slot-tracker-seed` header) is allowed here and nowhere else.
+            // Short expiry so expiry runs in seconds; seeded `/route` randomness (the
+            // `x-slot-tracker-seed` header) is allowed here and nowhere else.
             miniflare: { bindings: { REQUEST_EXPIRY_SECONDS: "3", ALLOW_TEST_SEED: "1" } },
           }),
         ],
@@ -27,6 +27,28 @@ export default defineConfig({
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
           testTimeout: 30_000,
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            // Three replicas in one workerd: every (model, tenant) has three peer objects. A small
+            // outbox cap lets a test push a peer into snapshot resync with a few dozen events.
+            miniflare: {
+              bindings: {
+                REPLICAS: "east,west,apac",
+                REPLICA_FLUSH_MS: "10",
+                REPLICA_OUTBOX_CAP: "40",
+                REQUEST_EXPIRY_SECONDS: "120",
+              },
+            },
+          }),
+        ],
+        test: {
+          name: "replicas",
+          include: ["test/replicas/**/*.test.ts"],
+          testTimeout: 60_000,
         },
       },
       {

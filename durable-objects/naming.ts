@@ -27,3 +27,28 @@ export function parseTrackerName(name: string | undefined): TrackerKey | undefin
 export function directoryName(replica: string): string {
   return `directory:${replica}`;
 }
+
+export const DEFAULT_REPLICA = "primary";
+
+const LOCATION_HINTS: ReadonlySet<string> = new Set<DurableObjectLocationHint>([
+  "wnam",
+  "enam",
+  "sam",
+  "weur",
+  "eeur",
+  "apac",
+  "oc",
+  "afr",
+  "me",
+]);
+
+/** Replica names from `REPLICAS`: comma-separated, trimmed, de-duplicated, never empty. */
+export function parseReplicas(raw: string | undefined): string[] {
+  const names = [...new Set((raw ?? "").split(",").map((name) => name.trim()))].filter((name) => name !== "");
+  return names.length > 0 ? names : [DEFAULT_REPLICA];
+}
+
+/** The Durable Object location hint a replica's objects are created with, if its name is one. */
+export function locationHintOf(replica: string): DurableObjectLocationHint | undefined {
+  return LOCATION_HINTS.has(replica) ? (replica as DurableObjectLocationHint) : undefined;
+}

@@ -1,6 +1,8 @@
+import type { EventKey } from "./core/clock";
 import type { LiveRequest } from "./core/live-request";
 import type { TrackerStore } from "./core/store";
 import type { Tracker } from "./core/tracker";
+import { storeName } from "./identity";
 import { profileColumns, profileOfRow } from "./sql-worker-profile";
 import { migrateTrackerSchema, TRACKER_SCHEMA, type RequestRow, type WorkerRow } from "./tracker-schema";
 import type { AddInput, RegisterInput } from "./types";
@@ -19,7 +21,13 @@ export class SqlTrackerStore implements TrackerStore {
   private schemaReady: boolean;
   private seq = 0;
 
-  constructor(private readonly sql: SqlStorage) {
+  /**
+   * @param name the object's name, stored with the schema (see `identity.ts`).
+   */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly name = "",
+  ) {
     this.schemaReady = hasTable(sql, "requests");
     if (this.schemaReady) migrateTrackerSchema(sql);
   }
@@ -34,7 +42,7 @@ export class SqlTrackerStore implements TrackerStore {
         dpStart: row.dp_start,
         dpSize: row.dp_size,
         ...profileOfRow(row),
-      });
+      }, { ts: row.key_ts, origin: row.key_origin });
     }
     for (const row of this.sql.exec<RequestRow>("SELECT * FROM requests ORDER BY seq")) {
       this.seq = row.seq;
@@ -51,20 +59,24 @@ export class SqlTrackerStore implements TrackerStore {
         row.started_at,
         row.prefill_done !== 0,
         row.anchor_at ?? undefined,
+        { ts: row.add_ts, origin: row.origin },
+        row.deadline ?? undefined,
       );
     }
   }
 
-  workerAdded(input: RegisterInput): void {
+  workerAdded(input: RegisterInput, key: EventKey): void {
     this.ensureSchema();
     this.exec(
-      `INSERT INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config)
-         VALUES (?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config, key_ts, key_origin)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       u64ToBlob(input.workerId),
       input.blockSize,
       input.dpStart,
       input.dpSize,
       ...profileColumns(input),
+      key.ts,
+      key.origin,
     );
   }
 
@@ -77,7 +89,8 @@ export class SqlTrackerStore implements TrackerStore {
   requestAdded(req: LiveRequest, input: AddInput): void {
     this.exec(
       `INSERT INTO requests (request_id, seq, worker_id, dp_rank, hashes, new_isl_tokens, started_at,
-         expected_output_tokens, prefill_duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         prefill_done, expected_output_tokens, prefill_duration_ms, add_ts, origin, deadline)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       req.id,
       ++this.seq,
       u64ToBlob(req.slot.workerId),
@@ -85,8 +98,13 @@ export class SqlTrackerStore implements TrackerStore {
       hashesToBlob(input.hashes),
       req.prefillTokens,
       req.startedAt,
+      // A replicated booking can arrive with its prefill already completed elsewhere.
+      req.inPrefill || req.prefillTokens === 0 ? 0 : 1,
       req.expectedOutputTokens ?? null,
       Number.isNaN(req.prefillDurationMs) ? null : req.prefillDurationMs,
+      req.addTs,
+      req.origin,
+      req.deadline,
     );
   }
 
@@ -129,6 +147,7 @@ export class SqlTrackerStore implements TrackerStore {
   private ensureSchema(): void {
     if (this.schemaReady) return;
     this.sql.exec(TRACKER_SCHEMA);
+    storeName(this.sql, this.name);
     this.schemaReady = true;
   }
 

@@ -3,8 +3,14 @@ import { type RoutingState, routeRequest, routingStatsOf } from "./core/route-re
 import { seededRng, systemRng } from "./core/rng";
 import { Tracker } from "./core/tracker";
 import type { DirectoryObject } from "./directory-object";
+import type { TrackerStore } from "./core/store";
+import { storedName } from "./identity";
 import { DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
-import { directoryName, parseTrackerName } from "./naming";
+import { directoryName, locationHintOf, parseReplicas, parseTrackerName, trackerName } from "./naming";
+import { PeerSync } from "./replication/peer-sync";
+import { ReplicatedStore } from "./replication/replicated-store";
+import type { BatchReply, PeerStatus } from "./replication/replicator";
+import { SqlReplicaStore } from "./replication/sql-replica-store";
 import { openRouting } from "./sql-affinity-store";
 import { SqlTrackerStore } from "./sql-tracker-store";
 import type {
@@ -23,8 +29,18 @@ import type {
 
 export interface TrackerEnv {
   REQUEST_EXPIRY_SECONDS?: string;
+  /** Comma-separated replica names; the others are this object's peers. */
+  REPLICAS?: string;
+  /** Delay from a change to its shipping to peers, ms (default 10). */
+  REPLICA_FLUSH_MS?: string;
+  /** Unacknowledged events per peer before it is resynced by snapshot (default 100,000). */
+  REPLICA_OUTBOX_CAP?: string;
   DIRECTORY: DurableObjectNamespace<DirectoryObject>;
+  TRACKER: DurableObjectNamespace<TrackerObject>;
 }
+
+const DEFAULT_FLUSH_MS = 10;
+const DEFAULT_OUTBOX_CAP = 100_000;
 
 /** How long to wait before retrying a directory update that failed, ms. */
 const DIRECTORY_RETRY_MS = 2_000;
@@ -39,6 +55,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   private readonly key: TrackerKey;
   private readonly store: SqlTrackerStore;
   private readonly tracker: Tracker;
+  /** Replication with the same tracker in the other replicas; absent with one replica. */
+  private readonly sync: PeerSync | null = null;
   /** `/route`'s session bindings (durable), round-robin turns and conflict counts. */
   private readonly routing: RoutingState;
   /** The alarm time currently set, epoch ms (null: none). */
@@ -52,17 +70,38 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   constructor(ctx: DurableObjectState, env: TrackerEnv) {
     super(ctx, env);
-    this.key = parseTrackerName(ctx.id.name) ?? { replica: "", model: "", tenant: "" };
-    this.store = new SqlTrackerStore(ctx.storage.sql);
+    const name = ctx.id.name ?? storedName(ctx.storage.sql) ?? "";
+    this.key = parseTrackerName(name) ?? { replica: "", model: "", tenant: "" };
+    this.store = new SqlTrackerStore(ctx.storage.sql, name);
+    const peers = parseReplicas(env.REPLICAS).filter((replica) => replica !== this.key.replica);
+    const replicaStore = peers.length > 0 ? new SqlReplicaStore(ctx.storage.sql, name) : null;
+    const replicated = replicaStore ? new ReplicatedStore(this.store, replicaStore) : null;
+    const store: TrackerStore = replicated ?? this.store;
     this.tracker = new Tracker({
       model: this.key.model,
       tenant: this.key.tenant,
       expiryMs: expirySecondsOf(env) * 1000,
-      store: this.store,
+      store,
+      origin: this.key.replica,
+      replicated: replicated !== null,
     });
+    if (replicated && replicaStore) {
+      this.sync = new PeerSync({
+        origin: this.key.replica,
+        peers,
+        tracker: this.tracker,
+        store: replicated,
+        replicaStore,
+        stubOf: (peer) =>
+          env.TRACKER.getByName(trackerName({ ...this.key, replica: peer }), { locationHint: locationHintOf(peer) }),
+        flushMs: positiveOr(env.REPLICA_FLUSH_MS, DEFAULT_FLUSH_MS),
+        maxBacklog: positiveOr(env.REPLICA_OUTBOX_CAP, DEFAULT_OUTBOX_CAP),
+      });
+    }
     this.routing = openRouting(ctx.storage.sql, Date.now());
     void ctx.blockConcurrencyWhile(async () => {
       this.store.hydrate(this.tracker);
+      this.sync?.hydrate(Date.now());
       this.directoryOwed = this.store.directoryOwed();
       this.armedAt = await ctx.storage.getAlarm();
       // A restart may find expiry already due, or an alarm lost in a reset: re-arm from storage.
@@ -79,12 +118,16 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   async unregister(workerId: bigint): Promise<Result> {
     const result = this.tracker.unregister(workerId, Date.now());
     if (result.ok && result.deleted) {
-      // The last worker left: the tracker and everything it stored are gone, alarm included.
-      await this.ctx.storage.deleteAll();
-      await this.ctx.storage.deleteAlarm();
-      this.store.forgetSchema();
+      if (!this.sync) {
+        // The last worker left: the tracker and everything it stored are gone, alarm included.
+        await this.ctx.storage.deleteAll();
+        await this.ctx.storage.deleteAlarm();
+        this.store.forgetSchema();
+        this.armedAt = null;
+      }
+      // With peers, the replication outbox, stream positions and unregistrations must outlive the
+      // tracker's own rows (already deleted): peers still need this event, and late ones must merge.
       this.routing.affinity.clear();
-      this.armedAt = null;
       await this.updateDirectory(false);
     }
     return this.finish(result);
@@ -110,7 +153,10 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     return this.finish(this.tracker.listLoads(Date.now()));
   }
 
-  async potentialLoads(hashes: BigUint64Array, newIslTokens: number): Promise<Result<{ loads: PotentialLoad[] }>> {
+  async potentialLoads(
+    hashes: BigUint64Array,
+    newIslTokens: number,
+  ): Promise<Result<{ loads: PotentialLoad[] }>> {
     return this.finish(this.tracker.potentialLoads(hashes, newIslTokens, Date.now()));
   }
 
@@ -124,6 +170,20 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     return this.finish(routingStatsOf(this.tracker, this.routing, Date.now()));
   }
 
+  /** Applies a batch of a peer's changes (MessagePack, `event-codec.ts`); peers only, never HTTP. */
+  async replicate(batch: Uint8Array): Promise<BatchReply> {
+    if (!this.sync) throw new Error(`replica ${this.key.replica} has no peers configured (REPLICAS)`);
+    const existed = this.tracker.exists;
+    const reply = this.sync.receive(batch, Date.now());
+    if (existed !== this.tracker.exists) await this.updateDirectory(this.tracker.exists);
+    return this.finish(reply);
+  }
+
+  /** Replication state towards each peer (empty with one replica). */
+  async replicaStatus(): Promise<PeerStatus[]> {
+    return this.sync?.status(Date.now()) ?? [];
+  }
+
   /** Rows SQLite reports written by this instance (write-cost figure for benchmarks and metrics). */
   async rowsWritten(): Promise<number> {
     return this.store.rowsWritten;
@@ -134,6 +194,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     this.armedAt = null;
     this.tracker.expire(Date.now());
     if (this.directoryOwed !== null) await this.updateDirectory(this.directoryOwed);
+    if (this.sync) await this.sync.flush();
     await this.afterChange();
   }
 
@@ -151,6 +212,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       const retryAt = Date.now() + DIRECTORY_RETRY_MS;
       due = due === null ? retryAt : Math.min(due, retryAt);
     }
+    const flushAt = this.sync?.dueAt() ?? null;
+    if (flushAt !== null) due = due === null ? flushAt : Math.min(due, flushAt);
     if (due === null || (this.armedAt !== null && this.armedAt <= due)) return;
     this.armedAt = due;
     await this.ctx.storage.setAlarm(due);
@@ -180,6 +243,11 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       }
     }
   }
+}
+
+function positiveOr(raw: string | undefined, fallback: number): number {
+  const value = Number(raw);
+  return raw !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 /** `REQUEST_EXPIRY_SECONDS`; like Dynamo, an invalid or zero value falls back to the default. */

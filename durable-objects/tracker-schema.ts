@@ -12,7 +12,9 @@ CREATE TABLE IF NOT EXISTS workers (
   dp_start INTEGER NOT NULL,
   dp_size INTEGER NOT NULL,
   worker_type TEXT,
-  router_config TEXT
+  router_config TEXT,
+  key_ts REAL NOT NULL DEFAULT 0,
+  key_origin TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS requests (
   request_id TEXT PRIMARY KEY,
@@ -25,7 +27,10 @@ CREATE TABLE IF NOT EXISTS requests (
   prefill_done INTEGER NOT NULL DEFAULT 0,
   anchor_at INTEGER,
   expected_output_tokens INTEGER,
-  prefill_duration_ms REAL
+  prefill_duration_ms REAL,
+  add_ts REAL NOT NULL DEFAULT 0,
+  origin TEXT NOT NULL DEFAULT '',
+  deadline INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_bindings (
   session_id TEXT NOT NULL,
@@ -48,6 +53,9 @@ export interface WorkerRow extends Record<string, SqlStorageValue> {
   dp_size: number;
   worker_type: string | null;
   router_config: string | null;
+  /** The registration's replication key. */
+  key_ts: number;
+  key_origin: string;
 }
 
 export interface RequestRow extends Record<string, SqlStorageValue> {
@@ -62,6 +70,11 @@ export interface RequestRow extends Record<string, SqlStorageValue> {
   anchor_at: number | null;
   expected_output_tokens: number | null;
   prefill_duration_ms: number | null;
+  /** The add's replication key. */
+  add_ts: number;
+  origin: string;
+  /** When the request expires, epoch ms (carried from the replica that accepted it). */
+  deadline: number | null;
 }
 
 /** `/route`'s session affinity bindings, one per (session, hop). */
@@ -74,7 +87,17 @@ export interface SessionBindingRow extends Record<string, SqlStorageValue> {
 }
 
 /** Columns added to `workers` after its first release: nullable, so older rows stay readable. */
-const ADDED_WORKER_COLUMNS = { worker_type: "TEXT", router_config: "TEXT" } as const;
+const ADDED_WORKER_COLUMNS = {
+  worker_type: "TEXT",
+  router_config: "TEXT",
+  key_ts: "REAL NOT NULL DEFAULT 0",
+  key_origin: "TEXT NOT NULL DEFAULT ''",
+} as const;
+const ADDED_REQUEST_COLUMNS = {
+  add_ts: "REAL NOT NULL DEFAULT 0",
+  origin: "TEXT NOT NULL DEFAULT ''",
+  deadline: "INTEGER",
+} as const;
 
 /**
  * Brings a database written by an older version up to {@link TRACKER_SCHEMA}: adds the columns
@@ -83,6 +106,7 @@ const ADDED_WORKER_COLUMNS = { worker_type: "TEXT", router_config: "TEXT" } as c
  */
 export function migrateTrackerSchema(sql: SqlStorage): void {
   addMissingColumns(sql, "workers", ADDED_WORKER_COLUMNS);
+  addMissingColumns(sql, "requests", ADDED_REQUEST_COLUMNS);
   sql.exec(TRACKER_SCHEMA);
 }
 

@@ -206,8 +206,25 @@ export interface TrackerRpc {
   free(requestId: string): Promise<Result>;
   listLoads(): Promise<RankLoad[]>;
   potentialLoads(hashes: BigUint64Array, newIslTokens: number): Promise<Result<{ loads: PotentialLoad[] }>>;
+  /** Replication state towards each peer replica (empty with one replica). */
+  replicaStatus(): Promise<PeerStatus[]>;
   route(input: RouteInput): Promise<Result<RouteOutcome>>;
   routingStats(): Promise<RoutingStats>;
+}
+
+/** Replication towards one peer replica, as `GET /replica_sync/peers` reports it. */
+export interface PeerStatus {
+  peer: string;
+  /** `ok`: streaming; `backing_off`: the last send failed, retrying later; `resync`: catching up by snapshot. */
+  state: "ok" | "backing_off" | "resync";
+  /** Events accepted here that the peer has not acknowledged. */
+  queued: number;
+  /** Highest sequence number of this replica's stream the peer has acknowledged. */
+  acked: number;
+  /** Age of the oldest unacknowledged event, ms (0 when none). */
+  oldestUnackedMs: number;
+  /** Consecutive failed sends. */
+  failures: number;
 }
 
 /** The per-replica directory of trackers that have workers (used only by unfiltered listings). */

@@ -10,6 +10,7 @@ import { health } from "./routes/health";
 import { lifecycle } from "./routes/lifecycle";
 import { loads } from "./routes/loads";
 import { registry } from "./routes/registry";
+import { replication } from "./routes/replication";
 import { route } from "./routes/route";
 
 const app = new Hono<AppEnv>();
@@ -18,6 +19,7 @@ app.route("/", registry);
 app.route("/", lifecycle);
 app.route("/", loads);
 app.route("/", route);
+app.route("/", replication);
 app.route("/", health);
 
 /**

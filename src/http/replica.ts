@@ -4,22 +4,12 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
+import { DEFAULT_REPLICA, parseReplicas } from "../../durable-objects/naming";
 import { HttpError } from "./errors";
 
-export const REPLICA_HEADER = "x-slot-tracker-replica";
-export const DEFAULT_REPLICA = "primary";
+export { DEFAULT_REPLICA, locationHintOf, parseReplicas } from "../../durable-objects/naming";
 
-const LOCATION_HINTS: ReadonlySet<string> = new Set<DurableObjectLocationHint>([
-  "wnam",
-  "enam",
-  "sam",
-  "weur",
-  "eeur",
-  "apac",
-  "oc",
-  "afr",
-  "me",
-]);
+export const REPLICA_HEADER = "x-slot-tracker-replica";
 
 /** Countries Cloudflare's `me` region serves; `cf.continent` files them under AS. */
 const MIDDLE_EAST: ReadonlySet<string> = new Set([
@@ -44,17 +34,6 @@ export interface CallerGeo {
   continent?: string;
   country?: string;
   longitude?: string;
-}
-
-/** Replica names from `REPLICAS`: comma-separated, trimmed, de-duplicated, never empty. */
-export function parseReplicas(raw: string | undefined): string[] {
-  const names = [...new Set((raw ?? "").split(",").map((name) => name.trim()))].filter((name) => name !== "");
-  return names.length > 0 ? names : [DEFAULT_REPLICA];
-}
-
-/** The Durable Object location hint a replica's objects are created with, if its name is one. */
-export function locationHintOf(replica: string): DurableObjectLocationHint | undefined {
-  return LOCATION_HINTS.has(replica) ? (replica as DurableObjectLocationHint) : undefined;
 }
 
 /** Hints nearest the caller, best first; two when a continent has an east and a west region. */

@@ -71,6 +71,9 @@ export const potentialLoadsBody = object(
 /** `GET /workers` and `GET /loads`: each filter optional. */
 export const listingQuery = object({ model_name: optional(name), tenant_id: optional(name) }, TENANT_ALIAS);
 
+/** Routes about one tracker read from the query string (`GET /replica_sync/peers`). */
+export const trackerQuery = object(tracker, TENANT_ALIAS);
+
 /** `POST /route`. The id leaves room for the prefill booking's suffix, which must still fit `/free`. */
 export const routeBody = object(
   {

@@ -1,0 +1,78 @@
+import type { EventKey } from "../core/clock";
+import type { AddEvent, RegisterEvent, ReplicaEvent } from "../core/events";
+import type { LiveRequest } from "../core/live-request";
+import type { RecordKind } from "../core/replica-records";
+import type { TrackerStore } from "../core/store";
+import type { SqlTrackerStore } from "../sql-tracker-store";
+import type { AddInput, RegisterInput } from "../types";
+import type { SqlReplicaStore } from "./sql-replica-store";
+
+/**
+ * The write-through port of a replicated tracker: the tracker's own rows go to the tracker tables,
+ * replication records to the replication tables, and each emitted event to `onEmitted` (the
+ * replicator, which appends it to the outbox), all in the same synchronous step as the change.
+ */
+export class ReplicatedStore implements TrackerStore {
+  onEmitted: (event: ReplicaEvent) => void = () => {};
+
+  constructor(
+    private readonly base: SqlTrackerStore,
+    private readonly replica: SqlReplicaStore,
+  ) {}
+
+  workerAdded(input: RegisterInput, key: EventKey): void {
+    this.base.workerAdded(input, key);
+  }
+
+  workerRemoved(workerId: bigint): void {
+    this.base.workerRemoved(workerId);
+  }
+
+  requestAdded(req: LiveRequest, input: AddInput): void {
+    this.base.requestAdded(req, input);
+  }
+
+  prefillCompleted(req: LiveRequest): void {
+    this.base.prefillCompleted(req);
+  }
+
+  anchorMoved(req: LiveRequest, at: number): void {
+    this.base.anchorMoved(req, at);
+  }
+
+  requestRemoved(req: LiveRequest): void {
+    this.base.requestRemoved(req);
+  }
+
+  trackerDeleted(): void {
+    this.base.trackerDeleted();
+  }
+
+  emitted(event: ReplicaEvent): void {
+    this.onEmitted(event);
+  }
+
+  recordSet(kind: RecordKind, id: string, key: EventKey): void {
+    this.replica.recordSet(kind, id, key);
+  }
+
+  recordCleared(kind: RecordKind, id: string): void {
+    this.replica.recordCleared(kind, id);
+  }
+
+  orphanSet(event: AddEvent): void {
+    this.replica.held("orphan", event.requestId, event);
+  }
+
+  orphanCleared(requestId: string): void {
+    this.replica.released("orphan", requestId);
+  }
+
+  excludedSet(event: RegisterEvent): void {
+    this.replica.held("excluded", String(event.workerId), event);
+  }
+
+  excludedCleared(workerId: bigint): void {
+    this.replica.released("excluded", String(workerId));
+  }
+}

@@ -1,0 +1,311 @@
+import type { ReplicaEvent } from "../core/events";
+import type { PeerStatus } from "../types";
+
+export type { PeerStatus } from "../types";
+
+/**
+ * The sending side of replication, as a synchronous state machine: which batch goes to which peer
+ * when, and what an answer or a failure changes. The object does the I/O (RPC to peers, SQLite for
+ * the log); tests drive it over a simulated network. Entries are opaque (`E`): the object ships
+ * events it stored already encoded, so nothing is encoded twice.
+ *
+ * Per peer: events go out in sequence order, at most `maxBatch` per batch and one batch in flight
+ * (one stub, used in order: E-order keeps the stream ordered). An acknowledgement advances the
+ * peer's cursor; the log keeps what some peer has not acknowledged. A failure backs off
+ * exponentially with full jitter (overload at least a second), never a hot loop. A peer whose
+ * backlog passes `maxBacklog`, or who reports a gap the log can no longer fill, is switched to a
+ * snapshot resync: it is sent this replica's whole state as events (merging is idempotent, so the
+ * snapshot needs no freezing), then the stream resumes after the sequence number the snapshot
+ * started at.
+ */
+
+export type PeerState = PeerStatus["state"];
+
+/** A batch on the wire (encoded by `event-codec.ts`). */
+export interface OutgoingBatch<E> {
+  origin: string;
+  incarnation: string;
+  kind: "stream" | "snapshot";
+  /** Stream: sequence number of the first event. Snapshot: unused (0). */
+  firstSeq: number;
+  /** Snapshot: the stream resumes after this sequence number once `final` is acknowledged. */
+  upTo: number;
+  final: boolean;
+  events: E[];
+}
+
+/** A receiver's answer: the highest sequence number of this origin it has applied. */
+export interface BatchReply {
+  status: "ok" | "gap";
+  applied: number;
+}
+
+/** The durable log of this replica's events, oldest first. */
+export interface EventLog<E> {
+  append(seq: number, entry: E, at: number): void;
+  /** Up to `max` entries with sequence numbers after `afterSeq`, in order. */
+  read(afterSeq: number, max: number): { seq: number; entry: E }[];
+  /** Drops entries with sequence numbers up to `seq`. */
+  trim(seq: number): void;
+  /** When the entry `seq` was appended, epoch ms, if it is still held. */
+  appendedAt(seq: number): number | undefined;
+  /** Sequence number of the oldest entry held, or `last + 1` when none is. */
+  oldest(): number;
+}
+
+export interface ReplicatorOptions<E> {
+  origin: string;
+  /** Changes when the replica's storage starts over, so peers never mistake its sequence numbers. */
+  incarnation: string;
+  peers: string[];
+  log: EventLog<E>;
+  /** Encodes a snapshot event as a log entry. */
+  encode: (event: ReplicaEvent) => E;
+  /** Source of this replica's whole state as events, for a snapshot resync. */
+  snapshot: () => Iterator<ReplicaEvent>;
+  /** Delay from the first queued event to its shipping, ms (`REPLICA_FLUSH_MS`). */
+  flushMs: number;
+  maxBatch?: number;
+  /** Unacknowledged events a peer may fall behind by before it is resynced by snapshot. */
+  maxBacklog?: number;
+  /** Random source in [0, 1) for backoff jitter. */
+  random?: () => number;
+  /** Highest sequence number already used (restored from storage). */
+  lastSeq?: number;
+}
+
+interface Peer {
+  name: string;
+  acked: number;
+  state: PeerState;
+  inFlight: boolean;
+  failures: number;
+  retryAt: number;
+  /** When the oldest unshipped event was queued (flush deadline = this + flushMs). */
+  queuedSince: number | null;
+  resync: { source: Iterator<ReplicaEvent>; upTo: number } | null;
+}
+
+const BASE_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 30_000;
+const OVERLOAD_BACKOFF_MS = 1_000;
+
+export class Replicator<E> {
+  readonly origin: string;
+  readonly incarnation: string;
+  private readonly peers = new Map<string, Peer>();
+  private readonly log: EventLog<E>;
+  private readonly options: Required<Pick<ReplicatorOptions<E>, "flushMs" | "maxBatch" | "maxBacklog">>;
+  private readonly encode: (event: ReplicaEvent) => E;
+  private readonly snapshot: () => Iterator<ReplicaEvent>;
+  private readonly random: () => number;
+  private seq: number;
+
+  constructor(options: ReplicatorOptions<E>) {
+    this.origin = options.origin;
+    this.incarnation = options.incarnation;
+    this.log = options.log;
+    this.encode = options.encode;
+    this.snapshot = options.snapshot;
+    this.random = options.random ?? Math.random;
+    this.seq = options.lastSeq ?? 0;
+    this.options = {
+      flushMs: options.flushMs,
+      maxBatch: options.maxBatch ?? 256,
+      maxBacklog: options.maxBacklog ?? 100_000,
+    };
+    for (const name of options.peers) {
+      this.peers.set(name, {
+        name,
+        acked: 0,
+        state: "ok",
+        inFlight: false,
+        failures: 0,
+        retryAt: 0,
+        queuedSince: null,
+        resync: null,
+      });
+    }
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  peerNames(): string[] {
+    return [...this.peers.keys()];
+  }
+
+  /** Restores the last sequence number used (the outbox's newest row survives every trim). */
+  restoreLastSeq(seq: number): void {
+    this.seq = Math.max(this.seq, seq);
+  }
+
+  /** Restores a peer's acknowledged position (and resync flag) from storage. */
+  restorePeer(name: string, acked: number, resync: boolean): void {
+    const peer = this.peers.get(name);
+    if (!peer) return;
+    peer.acked = acked;
+    if (resync) peer.state = "resync";
+  }
+
+  /** After a restore: everything still owed to a peer is due at once. */
+  resume(now: number): void {
+    for (const peer of this.peers.values()) {
+      if (peer.acked < this.seq || peer.state === "resync") peer.queuedSince = now - this.options.flushMs;
+    }
+  }
+
+  /** Queues an event accepted here; returns its sequence number. */
+  append(entry: E, now: number): number {
+    const seq = ++this.seq;
+    this.log.append(seq, entry, now);
+    for (const peer of this.peers.values()) {
+      if (peer.queuedSince === null) peer.queuedSince = now;
+      // Past the cap the peer is caught up by snapshot instead, and stops holding the log.
+      const from = peer.state === "resync" ? (peer.resync?.upTo ?? seq) : peer.acked;
+      if (seq - from > this.options.maxBacklog) this.startResync(peer);
+    }
+    return seq;
+  }
+
+  /** The earliest time a batch is due for some peer (null: nothing to send). */
+  dueAt(): number | null {
+    let due: number | null = null;
+    for (const peer of this.peers.values()) {
+      const at = this.peerDueAt(peer);
+      if (at !== null && (due === null || at < due)) due = at;
+    }
+    return due;
+  }
+
+  /** The next batch for `peer` if one is due at `now` and none is in flight. */
+  takeBatch(name: string, now: number): OutgoingBatch<E> | null {
+    const peer = this.peers.get(name);
+    if (!peer) return null;
+    const due = this.peerDueAt(peer);
+    if (due === null || due > now) return null;
+    if (peer.state === "resync") return this.snapshotPage(peer);
+    const entries = this.log.read(peer.acked, this.options.maxBatch);
+    if (entries.length === 0) {
+      peer.queuedSince = null;
+      return null;
+    }
+    if (entries[0]!.seq !== peer.acked + 1) {
+      // The log no longer holds what this peer needs: only a snapshot can catch it up.
+      this.startResync(peer);
+      return this.snapshotPage(peer);
+    }
+    peer.inFlight = true;
+    return this.batch("stream", entries[0]!.seq, 0, false, entries.map((e) => e.entry));
+  }
+
+  /** Records a peer's answer to the batch in flight. */
+  acknowledge(name: string, batch: OutgoingBatch<E>, reply: BatchReply, now: number): void {
+    const peer = this.peers.get(name);
+    if (!peer) return;
+    peer.inFlight = false;
+    peer.failures = 0;
+    if (peer.state === "backing_off") peer.state = "ok";
+    if (batch.kind === "snapshot") {
+      if (batch.final && peer.resync) {
+        peer.acked = peer.resync.upTo;
+        peer.resync = null;
+        peer.state = "ok";
+      }
+    } else if (reply.status === "gap") {
+      // The receiver lost our stream's start (or never had it): resend from what it has, if held.
+      if (reply.applied + 1 >= this.log.oldest()) peer.acked = reply.applied;
+      else this.startResync(peer);
+    } else {
+      peer.acked = Math.max(peer.acked, reply.applied);
+    }
+    peer.queuedSince = peer.acked < this.seq || peer.state === "resync" ? now : null;
+  }
+
+  /** Records a failed send; `overloaded` peers are given at least a second. */
+  failed(name: string, now: number, overloaded: boolean): void {
+    const peer = this.peers.get(name);
+    if (!peer) return;
+    peer.inFlight = false;
+    peer.failures++;
+    const cap = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(peer.failures - 1, 20));
+    const delay = Math.max(overloaded ? OVERLOAD_BACKOFF_MS : 0, Math.floor(this.random() * cap) + 1);
+    peer.retryAt = now + delay;
+    if (peer.state !== "resync") peer.state = "backing_off";
+    // A snapshot that failed mid-way starts over: its source iterator may have moved on.
+    if (peer.resync) this.startResync(peer);
+  }
+
+  /**
+   * Sequence number up to which no peer needs the log any more: every streaming peer has
+   * acknowledged it, and a resyncing peer only needs what comes after its snapshot's start.
+   */
+  trimmable(): number {
+    let upTo = this.seq;
+    for (const peer of this.peers.values()) {
+      const needsAfter = peer.state === "resync" ? (peer.resync?.upTo ?? this.seq) : peer.acked;
+      upTo = Math.min(upTo, needsAfter);
+    }
+    return upTo;
+  }
+
+  status(now: number): PeerStatus[] {
+    return [...this.peers.values()].map((peer) => {
+      const oldest = peer.acked < this.seq ? this.log.appendedAt(peer.acked + 1) : undefined;
+      return {
+        peer: peer.name,
+        state: peer.state,
+        queued: this.seq - peer.acked,
+        acked: peer.acked,
+        oldestUnackedMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
+        failures: peer.failures,
+      };
+    });
+  }
+
+  /** Peer cursors as they should be persisted. */
+  cursors(): { peer: string; acked: number; resync: boolean }[] {
+    return [...this.peers.values()].map((p) => ({ peer: p.name, acked: p.acked, resync: p.state === "resync" }));
+  }
+
+  private peerDueAt(peer: Peer): number | null {
+    if (peer.inFlight) return null;
+    const pending = peer.state === "resync" || peer.acked < this.seq;
+    if (!pending) return null;
+    const flushAt = (peer.queuedSince ?? 0) + this.options.flushMs;
+    return peer.failures > 0 ? Math.max(peer.retryAt, flushAt) : flushAt;
+  }
+
+  private startResync(peer: Peer): void {
+    peer.state = "resync";
+    peer.resync = { source: this.snapshot(), upTo: this.seq };
+  }
+
+  private snapshotPage(peer: Peer): OutgoingBatch<E> {
+    if (!peer.resync) this.startResync(peer);
+    const resync = peer.resync!;
+    const events: E[] = [];
+    let final = false;
+    while (events.length < this.options.maxBatch) {
+      const next = resync.source.next();
+      if (next.done) {
+        final = true;
+        break;
+      }
+      events.push(this.encode(next.value));
+    }
+    peer.inFlight = true;
+    return this.batch("snapshot", 0, resync.upTo, final, events);
+  }
+
+  private batch(
+    kind: "stream" | "snapshot",
+    firstSeq: number,
+    upTo: number,
+    final: boolean,
+    events: E[],
+  ): OutgoingBatch<E> {
+    return { origin: this.origin, incarnation: this.incarnation, kind, firstSeq, upTo, final, events };
+  }
+}

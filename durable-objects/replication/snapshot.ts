@@ -1,0 +1,28 @@
+import type { AddEvent, ReplicaEvent } from "../core/events";
+import { addEventOf } from "../core/replica-merge";
+import type { Tracker } from "../core/tracker";
+
+/**
+ * This replica's whole state as the events that rebuild it when merged: registered and set-aside
+ * workers, unregistrations, live and orphaned bookings with their prefill completions, frees and
+ * early marks. It is what a peer that missed part of the stream merges to catch up exactly. A
+ * generator, read page by page while the tracker keeps changing: merging is idempotent and changes
+ * after the snapshot's start follow in the stream, so no page needs to be frozen.
+ */
+export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
+  const { book, records } = tracker;
+  for (const w of [...book.workers.values()]) yield { ...w.key, type: "register", ...w.input };
+  for (const e of [...records.excluded.values()]) yield e;
+  for (const [workerId, key] of [...records.gone]) yield { ...key, type: "unregister", workerId };
+  for (const req of book.requests.values()) {
+    const add: AddEvent = addEventOf(tracker, req);
+    yield add;
+    // Done-ness travels as a completion just after the add (its exact time only moved the anchor).
+    if (!req.inPrefill && req.prefillTokens > 0) {
+      yield { ts: req.addTs + 1, origin: req.origin, type: "prefill_complete", requestId: req.id };
+    }
+  }
+  for (const orphan of [...records.orphans.values()]) yield orphan;
+  for (const [requestId, key] of [...records.marks]) yield { ...key, type: "prefill_complete", requestId };
+  for (const [requestId, key] of [...records.freed]) yield { ...key, type: "free", requestId };
+}
