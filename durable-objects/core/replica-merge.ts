@@ -23,6 +23,9 @@ import type { Tracker } from "./tracker";
  * every replica computes the same loads.
  */
 export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: number): void {
+  // What is due has left at its deadline already: a change merged into it would move its rank's
+  // prefill anchor to the change's time instead (and the change's origin had expired it).
+  tracker.expire(now);
   tracker.clock.observe(event.ts);
   switch (event.type) {
     case "add":
