@@ -23,6 +23,8 @@ export interface PrefillEntry {
   /** The booking's replication key (hybrid clock time, origin): the queue's order. */
   readonly addTs: number;
   readonly origin: string;
+  /** When it was booked, epoch ms: it anchors no earlier than that. */
+  readonly startedAt: number;
   prefillPrev: PrefillEntry | null;
   prefillNext: PrefillEntry | null;
   inPrefill: boolean;
@@ -62,7 +64,9 @@ export class PrefillQueue {
 
   /**
    * Removes an entry at `now`.
-   * @returns the entry that became the anchor by this removal, if any (its anchor time is `now`).
+   * @returns the entry that became the anchor by this removal, if any (its anchor time is `now`,
+   * or its own booking time if later: a replica may merge an older entry's removal after a newer
+   * entry that was booked only once the older one had left, as it did at every other replica).
    */
   remove(entry: PrefillEntry, now: number): PrefillEntry | null {
     if (!entry.inPrefill) return null;
@@ -77,7 +81,7 @@ export class PrefillQueue {
     this.sum -= entry.prefillTokens;
     if (Number.isNaN(entry.prefillDurationMs)) this.unmodeled--;
     if (!wasHead || !this.head) return null;
-    this.anchorAt = now;
+    this.anchorAt = Math.max(now, this.head.startedAt);
     return this.head;
   }
 

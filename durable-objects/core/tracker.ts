@@ -329,7 +329,7 @@ export class Tracker {
   /** Ends a live request at `at` and persists that. */
   dropRequest(req: LiveRequest, at: number): void {
     const anchor = this.book.drop(req, at);
-    if (anchor) this.store.anchorMoved(anchor, at);
+    if (anchor) this.store.anchorMoved(anchor, anchor.slot.prefill.anchorAt);
     this.store.requestRemoved(req);
   }
 
@@ -338,7 +338,7 @@ export class Tracker {
     if (!req.inPrefill) return;
     const anchor = this.book.dequeuePrefill(req, at);
     this.store.prefillCompleted(req);
-    if (anchor) this.store.anchorMoved(anchor, at);
+    if (anchor) this.store.anchorMoved(anchor, anchor.slot.prefill.anchorAt);
   }
 
   private emit(event: ReplicaEvent): void {
