@@ -1,0 +1,308 @@
+import { decode } from "@msgpack/msgpack";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { AddEvent, ReplicaEvent } from "../../durable-objects/core/events";
+import {
+  decodeBatch,
+  decodeEvent,
+  encodeBatch,
+  encodeBatchFromEncoded,
+  encodeEvent,
+  type ReplicaBatch,
+  routerIdOf,
+} from "../../durable-objects/replication/event-codec";
+
+const U64_MAX = 2n ** 64n - 1n;
+const key = { ts: 1_780_000_000_000 * 1024 + 5, origin: "weur" };
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+/** Hex of a string's ASCII bytes, to spell out the reference's byte listings. */
+const s = (text: string) => Buffer.from(text, "ascii").toString("hex");
+
+function add(overrides: Partial<AddEvent> = {}): AddEvent {
+  return {
+    ...key,
+    type: "add",
+    requestId: "req-1",
+    workerId: 7n,
+    dpRank: 0,
+    hashes: new BigUint64Array([1n, 2n, U64_MAX]),
+    newIslTokens: 8,
+    startedAt: 1_780_000_000_000,
+    deadline: 1_780_000_300_000,
+    ...overrides,
+  };
+}
+
+const everyKind: ReplicaEvent[] = [
+  add(),
+  add({
+    expectedOutputTokens: 0,
+    expectedPrefillDurationMs: 1500,
+    newIslTokens: 0,
+    hashes: new BigUint64Array(),
+  }),
+  { ...key, type: "register", workerId: U64_MAX, blockSize: 16, dpStart: 0, dpSize: 1 },
+  {
+    ...key,
+    type: "register",
+    workerId: 0n,
+    blockSize: 64,
+    dpStart: 2 ** 32 - 2,
+    dpSize: 1,
+    workerType: "prefill",
+    routerConfig: {
+      routerMode: "kv",
+      overlapScoreWeight: 0.5,
+      routerTemperature: 0,
+      sessionAffinityTtlSecs: 600,
+    },
+  },
+  {
+    ...key,
+    type: "register",
+    workerId: 3n,
+    blockSize: 1,
+    dpStart: 1,
+    dpSize: 4,
+    routerConfig: { routerMode: "random" },
+  },
+  { ...key, type: "unregister", workerId: U64_MAX },
+  { ...key, type: "prefill_complete", requestId: "req-1" },
+  { ...key, type: "free", requestId: "\ufeffünïcødé ✓ 🚀" },
+];
+
+/** The bytes of the add event's token_sequence value (its key is followed by the array). */
+function tokenBytes(bytes: Uint8Array): string {
+  const h = hex(bytes);
+  const start = h.indexOf(s("token_sequence")) + s("token_sequence").length;
+  return h.slice(start, h.indexOf(s("track_prefill_tokens")) - 2);
+}
+
+describe("event codec round trips", () => {
+  it("decodes every event kind to an object equal to the one encoded, with no undefined keys", () => {
+    for (const event of everyKind) {
+      const decoded = decodeEvent(encodeEvent(event));
+      expect(decoded).toStrictEqual(event);
+      for (const value of Object.values(decoded)) expect(value).not.toBeUndefined();
+    }
+    const minimal = decodeEvent(encodeEvent(add())) as AddEvent;
+    expect("expectedOutputTokens" in minimal).toBe(false);
+    expect("expectedPrefillDurationMs" in minimal).toBe(false);
+  });
+
+  it("treats optional keys set to undefined as absent", () => {
+    const event = add({ expectedOutputTokens: undefined, expectedPrefillDurationMs: undefined });
+    expect(encodeEvent(event)).toEqual(encodeEvent(add()));
+    expect(Object.keys(decodeEvent(encodeEvent(event)))).not.toContain("expectedOutputTokens");
+  });
+
+  it("writes hashes in rmp_serde's smallest integer forms and reads them back exactly", () => {
+    const values = [
+      0n,
+      1n,
+      127n,
+      128n,
+      255n,
+      256n,
+      65_535n,
+      65_536n,
+      2n ** 32n - 1n,
+      2n ** 32n,
+      2n ** 63n,
+      U64_MAX,
+    ];
+    const event = add({ hashes: BigUint64Array.from(values), workerId: U64_MAX });
+    const bytes = encodeEvent(event);
+    expect(tokenBytes(bytes)).toBe(
+      "9c" +
+        ["00", "01", "7f", "cc80", "ccff", "cd0100", "cdffff", "ce00010000", "ceffffffff"].join("") +
+        ["cf0000000100000000", "cf8000000000000000", "cfffffffffffffffff"].join(""),
+    );
+    expect(decodeEvent(bytes)).toStrictEqual(event);
+  });
+
+  it("round-trips a prompt of 65,536 hashes and a prompt that is a view into a larger buffer", () => {
+    const big = new BigUint64Array(65_536).map((_, i) => (BigInt(i) * 0x9e37_79b9_7f4a_7c15n) & U64_MAX);
+    const event = add({ hashes: big });
+    expect((decodeEvent(encodeEvent(event)) as AddEvent).hashes).toStrictEqual(big);
+    const view = add({ hashes: big.subarray(3, 7) });
+    expect((decodeEvent(encodeEvent(view)) as AddEvent).hashes).toStrictEqual(big.slice(3, 7));
+  });
+
+  it("carries durations as Rust's {secs, nanos}: exact for whole ms, to the nanosecond for fractions", () => {
+    const bytes = encodeEvent(add({ expectedPrefillDurationMs: 1500 }));
+    expect(hex(bytes)).toContain(
+      `${s("expected_prefill_duration")}82a4${s("secs")}01a5${s("nanos")}ce1dcd6500`,
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (ms) => {
+        const back = decodeEvent(encodeEvent(add({ expectedPrefillDurationMs: ms }))) as AddEvent;
+        expect(back.expectedPrefillDurationMs).toBe(ms);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1e12, noNaN: true }), (ms) => {
+        const back = (decodeEvent(encodeEvent(add({ expectedPrefillDurationMs: ms }))) as AddEvent)
+          .expectedPrefillDurationMs!;
+        expect(Math.abs(back - ms)).toBeLessThanOrEqual(5e-7 + ms * Number.EPSILON);
+      }),
+    );
+  });
+
+  it("writes the clock and epoch ms as unsigned integers in their smallest form", () => {
+    const bytes = encodeEvent({ ts: 2 ** 51, origin: "o", type: "free", requestId: "r" });
+    expect(hex(bytes).endsWith(`${s("clock")}cf0008000000000000`)).toBe(true);
+    const small = encodeEvent({ ts: 200, origin: "o", type: "free", requestId: "r" });
+    expect(hex(small).endsWith(`${s("clock")}ccc8`)).toBe(true);
+  });
+
+  it("round-trips arbitrary events and batches, spliced or not, to the same bytes", () => {
+    fc.assert(
+      fc.property(arbitraryBatch(), (b) => {
+        const bytes = encodeBatch(b);
+        expect(decodeBatch(bytes)).toStrictEqual(b);
+        const { events, ...header } = b;
+        expect(encodeBatchFromEncoded(header, events.map(encodeEvent))).toEqual(bytes);
+        for (const e of events) expect(decodeEvent(encodeEvent(e))).toStrictEqual(e);
+      }),
+      { numRuns: 120 },
+    );
+  }, 30_000);
+});
+
+describe("event codec layout", () => {
+  it("decodes with @msgpack/msgpack into Dynamo's ActiveSequenceEvent names and nesting", () => {
+    const bytes = encodeEvent(add({ expectedOutputTokens: 32, expectedPrefillDurationMs: 250 }));
+    expect(decode(bytes, { useBigInt64: true })).toEqual({
+      request_id: "req-1",
+      worker: { worker_id: 7, dp_rank: 0 },
+      data: {
+        AddRequest: {
+          token_sequence: [1, 2, U64_MAX],
+          track_prefill_tokens: true,
+          expected_output_tokens: 32,
+          prefill_load_hint: {
+            initial_effective_prefill_tokens: 8,
+            expected_prefill_duration: { secs: 0, nanos: 250_000_000 },
+          },
+        },
+      },
+      router_id: routerIdOf("weur"),
+      lora_name: null,
+      origin: "weur",
+      clock: BigInt(key.ts),
+      started_at: BigInt(1_780_000_000_000),
+      deadline: BigInt(1_780_000_300_000),
+    });
+    const batch = decode(encodeBatch({ ...header(), events: [add()] }), { useBigInt64: true });
+    expect(Object.keys(batch as object)).toEqual([
+      "origin",
+      "incarnation",
+      "kind",
+      "first_seq",
+      "up_to",
+      "final",
+      "events",
+    ]);
+  });
+
+  it("writes the reference's hand-built AddRequest bytes up to router_id's value (§5.5)", () => {
+    const reference = Buffer.from(
+      [
+        "85",
+        `aa${s("request_id")}a5${s("req-1")}`,
+        `a6${s("worker")}82a9${s("worker_id")}07a7${s("dp_rank")}00`,
+        `a4${s("data")}81aa${s("AddRequest")}84`,
+        `ae${s("token_sequence")}930102cfffffffffffffffff`,
+        `b4${s("track_prefill_tokens")}c3`,
+        `b6${s("expected_output_tokens")}c0`,
+        `b1${s("prefill_load_hint")}82`,
+        `d920${s("initial_effective_prefill_tokens")}08`,
+        `b9${s("expected_prefill_duration")}c0`,
+        `a9${s("router_id")}2a`,
+        `a9${s("lora_name")}c0`,
+      ].join(""),
+      "hex",
+    );
+    expect(reference.length).toBe(240);
+    const ours = encodeEvent(add());
+    const routerIdAt = reference.length - 1 - (1 + 9) - 1;
+    // Our map has our four extra fields: 0x89 where the reference has 0x85.
+    expect([ours[0], reference[0]]).toEqual([0x89, 0x85]);
+    expect(hex(ours.subarray(1, routerIdAt))).toBe(hex(reference.subarray(1, routerIdAt)));
+    const id = routerIdOf("weur");
+    expect(hex(ours.subarray(routerIdAt, routerIdAt + 9))).toBe(`cf${id.toString(16).padStart(16, "0")}`);
+    expect(hex(ours.subarray(routerIdAt + 9, routerIdAt + 20))).toBe(hex(reference.subarray(routerIdAt + 1)));
+  });
+
+  it("derives router_id as FNV-1a 64 of the origin name", () => {
+    expect(routerIdOf("")).toBe(0xcbf2_9ce4_8422_2325n);
+    expect(routerIdOf("a")).toBe(0xaf63_dc4c_8601_ec8cn);
+    expect(routerIdOf("foobar")).toBe(0x8594_4171_f739_67e8n);
+  });
+});
+
+function header() {
+  return { origin: "weur", incarnation: "i-1", kind: "stream" as const, firstSeq: 1, upTo: 0, final: false };
+}
+
+/** A plain object without its undefined keys (fast-check records have a null prototype). */
+function defined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
+  const u64 = fc.oneof(
+    fc.bigInt({ min: 0n, max: U64_MAX }),
+    fc.constantFrom(0n, 1n, 2n ** 32n, 2n ** 63n, U64_MAX),
+  );
+  const uint = fc.oneof(fc.nat(), fc.maxSafeNat());
+  const u32 = fc.nat({ max: 2 ** 32 - 1 });
+  const text = fc.string({ unit: "binary", maxLength: 40 });
+  const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+  const k = { ts: fc.maxSafeNat(), origin: text };
+  const card = fc.record({
+    routerMode: fc.constantFrom("kv" as const, "round_robin" as const, "random" as const),
+    overlapScoreWeight: opt(fc.double({ noNaN: true })),
+    routerTemperature: opt(fc.double({ min: 0, noNaN: true })),
+    sessionAffinityTtlSecs: opt(u32),
+  });
+  const event: fc.Arbitrary<ReplicaEvent> = fc.oneof(
+    fc.record({
+      ...k,
+      type: fc.constant("add" as const),
+      requestId: text,
+      workerId: u64,
+      dpRank: u32,
+      hashes: fc.array(u64, { maxLength: 40 }).map((a) => BigUint64Array.from(a)),
+      newIslTokens: uint,
+      expectedOutputTokens: opt(u32),
+      expectedPrefillDurationMs: opt(fc.nat()),
+      startedAt: uint,
+      deadline: uint,
+    }),
+    fc.record({
+      ...k,
+      type: fc.constant("register" as const),
+      workerId: u64,
+      blockSize: u32,
+      dpStart: u32,
+      dpSize: u32,
+      workerType: opt(fc.constantFrom("decode" as const, "prefill" as const)),
+      routerConfig: opt(card.map(defined)),
+    }),
+    fc.record({ ...k, type: fc.constant("unregister" as const), workerId: u64 }),
+    fc.record({ ...k, type: fc.constantFrom("free" as const, "prefill_complete" as const), requestId: text }),
+  );
+  return fc
+    .record({
+      origin: text,
+      incarnation: text,
+      kind: fc.constantFrom("stream" as const, "snapshot" as const),
+      firstSeq: uint,
+      upTo: uint,
+      final: fc.boolean(),
+      events: fc.array(event.map(defined), { maxLength: 10 }),
+    })
+    .map(defined);
+}
