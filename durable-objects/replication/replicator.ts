@@ -208,7 +208,10 @@ export class Replicator<E> {
     peer.failures = 0;
     if (peer.state === "backing_off") peer.state = "ok";
     if (batch.kind === "snapshot") {
-      if (batch.final && peer.resync) {
+      // Only the final page of the resync in progress completes it: a backlog past the cap
+      // restarts the resync while a page of the old one is in flight, and that page's snapshot
+      // stops at the old start, so acknowledging it would skip the events after that.
+      if (batch.final && peer.resync && batch.upTo === peer.resync.upTo) {
         peer.acked = peer.resync.upTo;
         peer.resync = null;
         peer.state = "ok";
