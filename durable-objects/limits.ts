@@ -10,8 +10,16 @@ export const MAX_HASHES_PER_CALL = 65_536;
 export const MAX_BATCH_OPS = 4_096;
 /** Request body bytes (Dynamo's axum default). */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
-/** Live requests in one tracker before `/add` answers 429. */
+/** Live requests in one tracker before `/add` answers 429 (wrangler var `MAX_LIVE_REQUESTS`). */
 export const MAX_LIVE_REQUESTS = 200_000;
+/**
+ * Prompt blocks held by all live requests of one tracker, summed per request, before `/add` answers
+ * 429 (wrangler var `MAX_LIVE_BLOCKS`). Without it a client could hold MAX_LIVE_REQUESTS ×
+ * MAX_HASHES_PER_CALL ≈ 13 billion blocks. Each block costs 8 bytes in SQLite and, for distinct
+ * hashes, about 27 bytes in the prompt trie (measured in V8), so the default bounds the trie at
+ * about 55 MB, well inside the isolate's 128 MB; shared prefixes cost the trie far less.
+ */
+export const MAX_LIVE_BLOCKS = 2_000_000;
 /** Registered workers in one tracker. */
 export const MAX_WORKERS = 4_096;
 /** Data-parallel rank slots in one tracker (each costs memory even when idle). */

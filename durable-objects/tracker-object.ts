@@ -4,6 +4,7 @@ import { seededRng, systemRng } from "./core/rng";
 import { Tracker } from "./core/tracker";
 import type { DirectoryObject } from "./directory-object";
 import type { TrackerStore } from "./core/store";
+import { trackerLimitsOf, type LimitsEnv } from "./env-limits";
 import { storedName } from "./identity";
 import { DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
 import { directoryName, locationHintOf, parseReplicas, parseTrackerName, trackerName } from "./naming";
@@ -27,7 +28,7 @@ import type {
   WorkerInfo,
 } from "./types";
 
-export interface TrackerEnv {
+export interface TrackerEnv extends LimitsEnv {
   REQUEST_EXPIRY_SECONDS?: string;
   /** Comma-separated replica names; the others are this object's peers. */
   REPLICAS?: string;
@@ -84,6 +85,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       store,
       origin: this.key.replica,
       replicated: replicated !== null,
+      limits: trackerLimitsOf(env),
     });
     if (replicated && replicaStore) {
       this.sync = new PeerSync({

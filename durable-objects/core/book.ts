@@ -32,6 +32,7 @@ export class Book {
   private readonly freeRankIds: number[] = [];
   private nextRankId = 0;
   private depths = new Int32Array(16);
+  private liveBlocksValue = 0;
 
   /** The tracker's block size, fixed by its first worker; undefined while it has none. */
   get blockSize(): number | undefined {
@@ -40,6 +41,11 @@ export class Book {
 
   get rankCount(): number {
     return this.rankCountValue;
+  }
+
+  /** Prompt blocks over all live requests, counted once per request (a shared prefix counts again). */
+  get liveBlocks(): number {
+    return this.liveBlocksValue;
   }
 
   slotOf(workerId: bigint, dpRank: number): RankSlot | undefined {
@@ -102,7 +108,9 @@ export class Book {
       booking.expectedOutputTokens,
       key.ts,
       key.origin,
+      booking.hashes.length,
     );
+    this.liveBlocksValue += req.blocks;
     this.requests.set(req.id, req);
     this.expiry.insert(req);
     slot.requests++;
@@ -120,6 +128,7 @@ export class Book {
     this.trie.remove(req.leaf, req.slot.id);
     this.expiry.remove(req);
     this.requests.delete(req.id);
+    this.liveBlocksValue -= req.blocks;
     req.slot.requests--;
     return anchor;
   }
@@ -177,6 +186,7 @@ export class Book {
   clear(): void {
     this.workers.clear();
     this.requests.clear();
+    this.liveBlocksValue = 0;
     this.trie.clear();
     this.expiry.clear();
     this.sorted = [];

@@ -29,5 +29,7 @@ export class LiveRequest implements PrefillEntry {
     readonly addTs: number,
     /** The replica that accepted the add. */
     readonly origin: string,
+    /** Prompt length in blocks: its share of the tracker's live block budget. */
+    readonly blocks: number,
   ) {}
 }

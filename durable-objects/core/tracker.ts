@@ -1,6 +1,7 @@
 import {
   DEFAULT_REQUEST_EXPIRY_SECONDS,
   MAX_HASHES_PER_CALL,
+  MAX_LIVE_BLOCKS,
   MAX_LIVE_REQUESTS,
   MAX_RANKS,
   MAX_WORKERS,
@@ -21,6 +22,8 @@ const PURGE_INTERVAL_MS = 10_000;
 
 export interface TrackerLimits {
   maxLiveRequests: number;
+  /** Prompt blocks all live requests may hold together (the tracker's memory and storage budget). */
+  maxLiveBlocks: number;
   maxWorkers: number;
   maxRanks: number;
 }
@@ -70,6 +73,7 @@ export class Tracker {
     this.records = new ReplicaRecords(this.store);
     this.limits = {
       maxLiveRequests: MAX_LIVE_REQUESTS,
+      maxLiveBlocks: MAX_LIVE_BLOCKS,
       maxWorkers: MAX_WORKERS,
       maxRanks: MAX_RANKS,
       ...options.limits,
@@ -171,6 +175,12 @@ export class Tracker {
       return fail(
         "limit_exceeded",
         `live request limit reached: at most ${this.limits.maxLiveRequests} live requests per tracker`,
+      );
+    }
+    if (this.book.liveBlocks + input.hashes.length > this.limits.maxLiveBlocks) {
+      return fail(
+        "limit_exceeded",
+        `live block budget reached: live requests may hold at most ${this.limits.maxLiveBlocks} prompt blocks per tracker (${this.book.liveBlocks} held, this request has ${input.hashes.length})`,
       );
     }
     const key = this.stamp(now);

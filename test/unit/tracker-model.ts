@@ -113,6 +113,9 @@ export class TrackerModel {
     if (this.requests.has(input.requestId)) return fail("duplicate_request");
     if (input.hashes.length > MAX_HASHES) return fail("too_large");
     if (this.requests.size >= this.limits.maxLiveRequests) return fail("limit_exceeded");
+    let held = 0;
+    for (const r of this.requests.values()) held += r.hashes.length;
+    if (held + input.hashes.length > this.limits.maxLiveBlocks) return fail("limit_exceeded");
     this.requests.set(input.requestId, {
       input,
       hashes: [...input.hashes],

@@ -1,0 +1,28 @@
+import type { TrackerLimits } from "./core/tracker";
+
+/** Resource caps a deployment may lower or raise through wrangler vars (unset: `limits.ts`). */
+export interface LimitsEnv {
+  /** Live requests per tracker (default 200,000). */
+  MAX_LIVE_REQUESTS?: string;
+  /** Prompt blocks held by a tracker's live requests together (default 2,000,000). */
+  MAX_LIVE_BLOCKS?: string;
+}
+
+/**
+ * The caps the environment sets; a missing, non-integer or non-positive value leaves the default, so a
+ * typo can never switch a cap off.
+ */
+export function trackerLimitsOf(env: LimitsEnv): Partial<TrackerLimits> {
+  const limits: Partial<TrackerLimits> = {};
+  const maxLiveRequests = positiveInteger(env.MAX_LIVE_REQUESTS);
+  if (maxLiveRequests !== undefined) limits.maxLiveRequests = maxLiveRequests;
+  const maxLiveBlocks = positiveInteger(env.MAX_LIVE_BLOCKS);
+  if (maxLiveBlocks !== undefined) limits.maxLiveBlocks = maxLiveBlocks;
+  return limits;
+}
+
+function positiveInteger(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^\s*\d+\s*$/.test(raw)) return undefined;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
