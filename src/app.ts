@@ -15,12 +15,17 @@ import { route } from "./routes/route";
 
 const app = new Hono<AppEnv>();
 
-app.route("/", registry);
-app.route("/", lifecycle);
-app.route("/", loads);
-app.route("/", route);
-app.route("/", replication);
-app.route("/", health);
+/** One chain, so its type carries every route's path, input and answer to `hono/client`. */
+const routes = app
+  .route("/", registry)
+  .route("/", lifecycle)
+  .route("/", loads)
+  .route("/", route)
+  .route("/", replication)
+  .route("/", health);
+
+/** The typed API for `hc<AppType>(baseUrl)`; see `src/client.ts`. */
+export type AppType = typeof routes;
 
 /**
  * Methods per known path, read after every group is mounted: Hono sends a method mismatch to
@@ -29,8 +34,8 @@ app.route("/", health);
 const METHODS_OF_PATH = new Map<string, string[]>();
 for (const { path, method } of app.routes) {
   const methods = METHODS_OF_PATH.get(path) ?? [];
-  // Hono answers HEAD on every GET route.
-  methods.push(...(method === "GET" ? ["GET", "HEAD"] : [method]));
+  // Hono answers HEAD on every GET route. A route's validator middleware is an entry of its own.
+  for (const m of method === "GET" ? ["GET", "HEAD"] : [method]) if (!methods.includes(m)) methods.push(m);
   METHODS_OF_PATH.set(path, methods);
 }
 

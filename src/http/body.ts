@@ -8,6 +8,7 @@ import { MAX_BODY_BYTES } from "../../durable-objects/limits";
 import type { AppEnv } from "../env";
 import { HttpError } from "./errors";
 import { parseJson } from "./json";
+import { checkMsgpack } from "./msgpack-check";
 import type { Schema } from "./schema";
 
 const TOO_LARGE = `request body exceeds ${MAX_BODY_BYTES} bytes`;
@@ -90,6 +91,7 @@ const MSGPACK_OPTIONS = {
 
 function decodeMsgpack(bytes: Uint8Array): unknown {
   try {
+    checkMsgpack(bytes);
     return decode(bytes, MSGPACK_OPTIONS);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

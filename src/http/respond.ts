@@ -3,10 +3,11 @@
  * Both carry 64-bit ids exactly (bigint → uint64 / exact integer literal).
  */
 import { encode } from "@msgpack/msgpack";
-import type { Context } from "hono";
+import type { Context, TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
 import { type JsonOutput, stringifyJson } from "./json-write";
+import type { WireValue } from "./wire-types";
 
 const MSGPACK_TYPES = new Set(["application/msgpack", "application/x-msgpack"]);
 const ENCODE_OPTIONS = { useBigInt64: true, ignoreUndefined: true } as const;
@@ -23,30 +24,36 @@ export function acceptsMsgpack(accept: string | undefined): boolean {
   return false;
 }
 
-export function send(
+/** A response whose JSON shape and status reach `hono/client` (the value's JSON form, see `WireValue`). */
+export type Sent<T, S extends ContentfulStatusCode> = Response & TypedResponse<WireValue<T>, S, "json">;
+
+export function send<T extends JsonOutput, S extends ContentfulStatusCode>(
   c: Context<AppEnv>,
-  value: JsonOutput,
-  status: ContentfulStatusCode,
+  value: T,
+  status: S,
   headers: Record<string, string> = {},
-): Response {
+): Sent<T, S> {
   // Caches must key on Accept: the same URL answers in two encodings.
+  let response: Response;
   if (acceptsMsgpack(c.req.header("accept"))) {
-    return c.body(encode(value, ENCODE_OPTIONS), status, {
+    response = c.body(encode(value, ENCODE_OPTIONS), status, {
       ...headers,
       "content-type": "application/msgpack",
       vary: "accept",
     });
+  } else {
+    response = c.body(stringifyJson(value), status, {
+      ...headers,
+      "content-type": "application/json",
+      vary: "accept",
+    });
   }
-  return c.body(stringifyJson(value), status, {
-    ...headers,
-    "content-type": "application/json",
-    vary: "accept",
-  });
+  return response as Sent<T, S>;
 }
 
 const OK = { status: "ok" } as const;
 
 /** `{"status":"ok"}`, Dynamo's answer to every successful write. */
-export function sendOk(c: Context<AppEnv>, status: 200 | 201): Response {
+export function sendOk<S extends 200 | 201>(c: Context<AppEnv>, status: S): Sent<typeof OK, S> {
   return send(c, OK, status);
 }

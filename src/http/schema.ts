@@ -36,6 +36,9 @@ export interface Schema<T> {
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
+/** A field a client may leave out (`optional`, `withDefault`); the literal lets types tell them apart. */
+export type OmittableSchema<T> = Schema<T> & { readonly optional: true };
+
 const U32_MAX = 0xffff_ffff;
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
@@ -160,21 +163,21 @@ export function enumOf<const V extends string>(values: readonly V[]): Schema<V> 
 }
 
 /** Omitted or `null` reads as `undefined`. */
-export function optional<T>(schema: Schema<T>): Schema<T | undefined> {
+export function optional<T>(schema: Schema<T>): OmittableSchema<T | undefined> {
   return node(
     (value, path) => (value === undefined || value === null ? undefined : schema.parse(value, path)),
     schema.toJsonSchema(),
     true,
-  );
+  ) as OmittableSchema<T | undefined>;
 }
 
 /** Omitted or `null` reads as `fallback`. */
-export function withDefault<T extends JsonOutput>(schema: Schema<T>, fallback: T): Schema<T> {
+export function withDefault<T extends JsonOutput>(schema: Schema<T>, fallback: T): OmittableSchema<T> {
   return node(
     (value, path) => (value === undefined || value === null ? fallback : schema.parse(value, path)),
     { ...schema.toJsonSchema(), default: fallback },
     true,
-  );
+  ) as OmittableSchema<T>;
 }
 
 export function describe<T>(schema: Schema<T>, description: string): Schema<T> {
@@ -234,8 +237,10 @@ export function hashes(options: { maxItems: number }): Schema<BigUint64Array> {
   );
 }
 
-type Shape = { readonly [field: string]: Schema<unknown> };
+export type Shape = { readonly [field: string]: Schema<unknown> };
 export type ObjectOf<S extends Shape> = { [K in keyof S]: Infer<S[K]> };
+/** An object schema keeps its fields, so a typed client can derive what it may send. */
+export type ObjectSchema<S extends Shape> = Schema<ObjectOf<S>> & { readonly shape: S };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null) return false;
@@ -251,7 +256,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 export function object<S extends Shape>(
   shape: S,
   options: { aliases?: { readonly [alias: string]: keyof S & string } } = {},
-): Schema<ObjectOf<S>> {
+): ObjectSchema<S> {
   const fields = Object.keys(shape);
   const aliasOf = new Map<string, string>(Object.entries(options.aliases ?? {}).map(([a, f]) => [f, a]));
   const properties: Record<string, JsonSchema> = {};
@@ -264,7 +269,7 @@ export function object<S extends Shape>(
     if (alias !== undefined)
       properties[alias] = { ...schema.toJsonSchema(), description: `Alias of \`${field}\`.` };
   }
-  return node(
+  const described = node(
     (value, path) => {
       if (!isPlainObject(value)) return invalid(path, "an object");
       const prefix = path === "" ? "" : `${path}.`;
@@ -293,4 +298,5 @@ export function object<S extends Shape>(
     },
     { type: "object", properties, required },
   );
+  return { ...described, shape };
 }

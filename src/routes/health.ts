@@ -2,6 +2,4 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 
-export const health = new Hono<AppEnv>();
-
-health.get("/health", (c) => c.body(null, 200));
+export const health = new Hono<AppEnv>().get("/health", (c) => c.body(null, 200));

@@ -1,7 +1,6 @@
 /** Load reads: `GET /loads`, `POST /potential_loads`. */
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { readBody } from "../http/body";
 import { unwrap } from "../http/errors";
 import { rowsOf, trackersToList } from "../http/listing";
 import { compareRank, compareTracker } from "../http/order";
@@ -9,36 +8,35 @@ import { replicaOf } from "../http/replica";
 import { listingQuery, potentialLoadsBody } from "../http/requests";
 import { send } from "../http/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
+import { validBody, validQuery } from "../http/validate";
 
-export const loads = new Hono<AppEnv>();
-
-loads.get("/loads", async (c) => {
-  const filter = listingQuery.parse(c.req.query(), "");
-  const keys = await trackersToList(c.env, replicaOf(c), filter);
-  const rows = await rowsOf(keys, async (key) =>
-    (await trackerStub(c.env, key).listLoads()).map((load) => ({
-      model_name: key.model,
-      tenant_id: key.tenant,
+export const loads = new Hono<AppEnv>()
+  .get("/loads", validQuery(listingQuery), async (c) => {
+    const filter = c.req.valid("query");
+    const keys = await trackersToList(c.env, replicaOf(c), filter);
+    const rows = await rowsOf(keys, async (key) =>
+      (await trackerStub(c.env, key).listLoads()).map((load) => ({
+        model_name: key.model,
+        tenant_id: key.tenant,
+        worker_id: load.workerId,
+        dp_rank: load.dpRank,
+        active_prefill_tokens: load.activePrefillTokens,
+        active_decode_blocks: load.activeDecodeBlocks,
+      })),
+    );
+    rows.sort((a, b) => compareTracker(a, b) || compareRank(a, b));
+    return send(c, rows, 200);
+  })
+  .post("/potential_loads", validBody(potentialLoadsBody), async (c) => {
+    const body = c.req.valid("json");
+    const result = await trackerFor(c, body).potentialLoads(body.sequence_hashes, body.new_isl_tokens);
+    const rows = unwrap(result).loads.map((load) => ({
       worker_id: load.workerId,
       dp_rank: load.dpRank,
-      active_prefill_tokens: load.activePrefillTokens,
-      active_decode_blocks: load.activeDecodeBlocks,
-    })),
-  );
-  rows.sort((a, b) => compareTracker(a, b) || compareRank(a, b));
-  return send(c, rows, 200);
-});
-
-loads.post("/potential_loads", async (c) => {
-  const body = await readBody(c, potentialLoadsBody);
-  const result = await trackerFor(c, body).potentialLoads(body.sequence_hashes, body.new_isl_tokens);
-  const rows = unwrap(result).loads.map((load) => ({
-    worker_id: load.workerId,
-    dp_rank: load.dpRank,
-    potential_prefill_tokens: load.potentialPrefillTokens,
-    potential_decode_blocks: load.potentialDecodeBlocks,
-    active_requests: load.activeRequests,
-  }));
-  rows.sort(compareRank);
-  return send(c, rows, 200);
-});
+      potential_prefill_tokens: load.potentialPrefillTokens,
+      potential_decode_blocks: load.potentialDecodeBlocks,
+      active_requests: load.activeRequests,
+    }));
+    rows.sort(compareRank);
+    return send(c, rows, 200);
+  });

@@ -2,7 +2,6 @@
 import { Hono } from "hono";
 import { cardFromWire, cardToWire } from "../../durable-objects/core/advertisement";
 import type { AppEnv } from "../env";
-import { readBody } from "../http/body";
 import { unwrap } from "../http/errors";
 import { rowsOf, trackersToList } from "../http/listing";
 import { compareBigint, compareTracker } from "../http/order";
@@ -10,45 +9,43 @@ import { replicaOf } from "../http/replica";
 import { listingQuery, registerBody, unregisterBody } from "../http/requests";
 import { send, sendOk } from "../http/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
+import { validBody, validQuery } from "../http/validate";
 
-export const registry = new Hono<AppEnv>();
-
-registry.post("/register", async (c) => {
-  const body = await readBody(c, registerBody);
-  const result = await trackerFor(c, body).register({
-    workerId: body.worker_id,
-    blockSize: body.block_size,
-    dpStart: body.dp_start,
-    dpSize: body.dp_size,
-    // Only what was given, so a worker registered the Dynamo way lists exactly as in Dynamo.
-    ...(body.worker_type !== undefined && { workerType: body.worker_type }),
-    ...(body.router_config !== undefined && { routerConfig: cardFromWire(body.router_config) }),
+export const registry = new Hono<AppEnv>()
+  .post("/register", validBody(registerBody), async (c) => {
+    const body = c.req.valid("json");
+    const result = await trackerFor(c, body).register({
+      workerId: body.worker_id,
+      blockSize: body.block_size,
+      dpStart: body.dp_start,
+      dpSize: body.dp_size,
+      // Only what was given, so a worker registered the Dynamo way lists exactly as in Dynamo.
+      ...(body.worker_type !== undefined && { workerType: body.worker_type }),
+      ...(body.router_config !== undefined && { routerConfig: cardFromWire(body.router_config) }),
+    });
+    unwrap(result);
+    return sendOk(c, 201);
+  })
+  .post("/unregister", validBody(unregisterBody), async (c) => {
+    const body = c.req.valid("json");
+    unwrap(await trackerFor(c, body).unregister(body.worker_id));
+    return sendOk(c, 200);
+  })
+  .get("/workers", validQuery(listingQuery), async (c) => {
+    const filter = c.req.valid("query");
+    const keys = await trackersToList(c.env, replicaOf(c), filter);
+    const rows = await rowsOf(keys, async (key) =>
+      (await trackerStub(c.env, key).listWorkers()).map((worker) => ({
+        worker_id: worker.workerId,
+        model_name: key.model,
+        tenant_id: key.tenant,
+        block_size: worker.blockSize,
+        dp_start: worker.dpStart,
+        dp_size: worker.dpSize,
+        worker_type: worker.workerType,
+        router_config: worker.routerConfig && cardToWire(worker.routerConfig),
+      })),
+    );
+    rows.sort((a, b) => compareTracker(a, b) || compareBigint(a.worker_id, b.worker_id));
+    return send(c, rows, 200);
   });
-  unwrap(result);
-  return sendOk(c, 201);
-});
-
-registry.post("/unregister", async (c) => {
-  const body = await readBody(c, unregisterBody);
-  unwrap(await trackerFor(c, body).unregister(body.worker_id));
-  return sendOk(c, 200);
-});
-
-registry.get("/workers", async (c) => {
-  const filter = listingQuery.parse(c.req.query(), "");
-  const keys = await trackersToList(c.env, replicaOf(c), filter);
-  const rows = await rowsOf(keys, async (key) =>
-    (await trackerStub(c.env, key).listWorkers()).map((worker) => ({
-      worker_id: worker.workerId,
-      model_name: key.model,
-      tenant_id: key.tenant,
-      block_size: worker.blockSize,
-      dp_start: worker.dpStart,
-      dp_size: worker.dpSize,
-      worker_type: worker.workerType,
-      router_config: worker.routerConfig && cardToWire(worker.routerConfig),
-    })),
-  );
-  rows.sort((a, b) => compareTracker(a, b) || compareBigint(a.worker_id, b.worker_id));
-  return send(c, rows, 200);
-});

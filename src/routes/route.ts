@@ -3,21 +3,19 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import type { RouteChoice } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
-import { readBody } from "../http/body";
 import { HttpError, unwrap } from "../http/errors";
 import { routeBody } from "../http/requests";
 import { send } from "../http/respond";
 import { trackerFor } from "../http/stubs";
+import { validBody } from "../http/validate";
 
 /** Seeds the call's random draws; honoured only where `ALLOW_TEST_SEED` is "1" (the test config). */
 const SEED_HEADER = "x-slot-tracker-seed";
 /** Set when the answer rests on a resolution the caller should know about (conflicting cards). */
 const WARNING_HEADER = "x-slot-tracker-warning";
 
-export const route = new Hono<AppEnv>();
-
-route.post("/route", async (c) => {
-  const body = await readBody(c, routeBody);
+export const route = new Hono<AppEnv>().post("/route", validBody(routeBody), async (c) => {
+  const body = c.req.valid("json");
   const override = body.router_config_override;
   const result = await trackerFor(c, body).route({
     requestId: body.request_id,
