@@ -17,10 +17,11 @@ import type { Tracker } from "./tracker";
  *   than its worker's current registration, its rank is in that registration's range, and its
  *   deadline (carried in the add: every replica expires it at the same moment) has not passed;
  * - its prefill is done iff a completion newer than the add exists.
- * A change that cannot be placed yet is kept: a free as a tombstone, an early completion as a mark,
- * an add for a worker unknown here as an orphan, until a change that decides it arrives or the
- * expiry age makes it moot. Times taken from a change (prefill end, anchors) are the origin's, so
- * every replica computes the same loads.
+ * The newest add or free of each request id is remembered for the expiry age (`freed`), also once
+ * the add has left without a free. A change that cannot be placed yet is kept: a free as a
+ * tombstone, an early completion as a mark, an add for a worker unknown here as an orphan, until a
+ * change that decides it arrives or the expiry age makes it moot. Times taken from a change
+ * (prefill end, anchors) are the origin's, so every replica computes the same loads.
  */
 export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: number): void {
   // What is due has left at its deadline already: a change merged into it would move its rank's
@@ -60,7 +61,7 @@ function mergeAdd(tracker: Tracker, event: AddEvent, now: number): void {
   if (orphan && !isNewer(event, orphan)) return;
   if (live) tracker.dropRequest(live, physicalMs(event.ts));
   records.clearOrphan(id);
-  records.clearFreed(id);
+  records.setFreed(id, { ts: event.ts, origin: event.origin });
   if (event.deadline < now) return;
   place(tracker, event);
 }

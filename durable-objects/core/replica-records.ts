@@ -8,7 +8,8 @@ export type RecordKind = "free" | "prefill" | "gone";
 /**
  * What a replicated tracker remembers beyond its live book so that changes merge the same way in
  * any order (see `replica-merge.ts`):
- * - `freed`: the newest free of a request id, so an older add that arrives later stays dead;
+ * - `freed`: the newest add or free of a request id, so an older add that arrives later stays dead
+ *   even once the newest add has left without a free (expired, or gone with its worker);
  * - `marks`: a prefill completion that arrived before its add;
  * - `gone`: the newest unregistration of a worker id, so an older registration stays dead;
  * - `orphans`: bookings for a worker this replica does not know (yet);

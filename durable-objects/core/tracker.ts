@@ -187,7 +187,7 @@ export class Tracker {
     const event: AddEvent = { ...key, type: "add", ...input, startedAt: now, deadline: now + this.expiryMs };
     this.bookRequest(event, false);
     if (this.replicated) {
-      this.records.clearFreed(input.requestId);
+      this.records.setFreed(input.requestId, key);
       this.records.clearMark(input.requestId);
       this.records.clearOrphan(input.requestId);
     }

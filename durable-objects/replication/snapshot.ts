@@ -1,3 +1,4 @@
+import { compareKeys } from "../core/clock";
 import type { AddEvent, ReplicaEvent } from "../core/events";
 import { addEventOf } from "../core/replica-merge";
 import type { Tracker } from "../core/tracker";
@@ -24,5 +25,13 @@ export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
   }
   for (const orphan of [...records.orphans.values()]) yield orphan;
   for (const [requestId, key] of [...records.marks]) yield { ...key, type: "prefill_complete", requestId };
-  for (const [requestId, key] of [...records.freed]) yield { ...key, type: "free", requestId };
+  for (const [requestId, key] of [...records.freed]) {
+    // A live or orphaned add's own key travels as that add (possibly later in the stream): as a
+    // free it would arrive first and keep the add out.
+    const live = book.requests.get(requestId);
+    if (live && compareKeys({ ts: live.addTs, origin: live.origin }, key) === 0) continue;
+    const orphan = records.orphans.get(requestId);
+    if (orphan && compareKeys(orphan, key) === 0) continue;
+    yield { ...key, type: "free", requestId };
+  }
 }
