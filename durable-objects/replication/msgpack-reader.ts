@@ -14,11 +14,16 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** Word order of a u64 in a Uint32Array view of a BigUint64Array (platform byte order). */
 const LO = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
 const HI = 1 - LO;
-/** Recurring strings up to this many bytes are cached, in a direct-mapped table of `KEY_SLOTS`. */
+/**
+ * Recurring strings up to `MAX_CACHED_KEY` bytes are cached in a hash table of 2^KEY_SLOT_BITS
+ * chained buckets, emptied once it holds `MAX_CACHED_KEYS` (keys of unknown fields must not grow it
+ * without bound).
+ */
 const MAX_CACHED_KEY = 32;
-const KEY_SLOTS = 1024;
-const keyBytes: (Uint8Array | undefined)[] = new Array(KEY_SLOTS);
-const keyStrings: (string | undefined)[] = new Array(KEY_SLOTS);
+const KEY_SLOT_BITS = 10;
+const MAX_CACHED_KEYS = 4096;
+const keyTable: ({ bytes: Uint8Array; value: string }[] | undefined)[] = new Array(1 << KEY_SLOT_BITS);
+let keyCount = 0;
 
 /** What the replication decoder throws for input it cannot accept. */
 export class CodecError extends Error {
@@ -30,11 +35,10 @@ export class MsgpackReader {
   /** Words of the last `u64Words` read (kept here so that reading a hash allocates nothing). */
   hi = 0;
   lo = 0;
-  private readonly view: DataView;
+  /** Made on the first float read: most inputs have none. */
+  private view: DataView | undefined;
 
-  constructor(readonly bytes: Uint8Array) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
+  constructor(readonly bytes: Uint8Array) {}
 
   fail(what: string, expected: string, at = this.pos): never {
     const found = at < this.bytes.length ? `0x${this.bytes[at]!.toString(16).padStart(2, "0")}` : "the end";
@@ -61,7 +65,10 @@ export class MsgpackReader {
     this.need(n, what);
     const p = this.pos;
     this.pos += n;
-    return n === 1 ? this.view.getUint8(p) : n === 2 ? this.view.getUint16(p) : this.view.getUint32(p);
+    const b = this.bytes;
+    if (n === 1) return b[p]!;
+    if (n === 2) return (b[p]! << 8) | b[p + 1]!;
+    return ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
   }
 
   peekNil(): boolean {
@@ -128,19 +135,32 @@ export class MsgpackReader {
     const b = this.bytes;
     const start = this.pos;
     this.pos += n;
-    if (n > MAX_CACHED_KEY) return decodeUtf8(b, start, n, what);
-    // The length and three bytes tell this codec's keys apart; the bytes are compared anyway.
-    const h = Math.imul(n, 0x9e37_79b1) ^ (b[start]! << 10) ^ (b[start + (n >> 1)]! << 5) ^ b[start + n - 1]!;
-    const slot = (h ^ (h >>> 15)) & (KEY_SLOTS - 1);
-    const cached = keyBytes[slot];
-    if (cached !== undefined && cached.length === n) {
-      let i = 0;
-      while (i < n && cached[i] === b[start + i]) i++;
-      if (i === n) return keyStrings[slot]!;
+    if (n === 0 || n > MAX_CACHED_KEY) return decodeUtf8(b, start, n, what);
+    // Length and four sampled bytes: enough to spread this codec's keys; the bytes are compared anyway.
+    let h = Math.imul(
+      n ^ (b[start]! << 8) ^ (b[start + n - 1]! << 16) ^ (b[start + (n >> 1)]! << 24),
+      0x9e37_79b1,
+    );
+    h = Math.imul(h ^ (b[start + (n >> 2)]! * 31), 0x85eb_ca6b);
+    const slot = h >>> (32 - KEY_SLOT_BITS);
+    const bucket = keyTable[slot];
+    if (bucket !== undefined) {
+      for (const entry of bucket) {
+        const cached = entry.bytes;
+        if (cached.length !== n) continue;
+        let i = 0;
+        while (i < n && cached[i] === b[start + i]) i++;
+        if (i === n) return entry.value;
+      }
     }
     const value = decodeUtf8(b, start, n, what);
-    keyBytes[slot] = b.slice(start, start + n);
-    keyStrings[slot] = value;
+    if (++keyCount > MAX_CACHED_KEYS) {
+      keyTable.fill(undefined);
+      keyCount = 1;
+    }
+    const entry = { bytes: b.slice(start, start + n), value };
+    if (bucket === undefined || keyCount === 1) keyTable[slot] = [entry];
+    else bucket.push(entry);
     return value;
   }
 
@@ -239,15 +259,20 @@ export class MsgpackReader {
     if (b === 0xcb) {
       this.need(9, what);
       this.pos += 9;
-      return this.view.getFloat64(this.pos - 8);
+      return this.floats().getFloat64(this.pos - 8);
     }
     if (b === 0xca) {
       this.need(5, what);
       this.pos += 5;
-      return this.view.getFloat32(this.pos - 4);
+      return this.floats().getFloat32(this.pos - 4);
     }
     if (b !== undefined && (b < 0x80 || (b >= 0xcc && b <= 0xcf))) return this.uintApprox(what);
     return this.fail(what, "a number");
+  }
+
+  private floats(): DataView {
+    this.view ??= new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    return this.view;
   }
 
   /** Skips one value of any type (an unknown field from a newer sender), no deeper than the limit. */

@@ -178,9 +178,12 @@ export class MsgpackWriter {
 
   /** Bytes already encoded as MessagePack (spliced as they are). */
   raw(bytes: Uint8Array): void {
-    this.ensure(bytes.length);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
+    const n = bytes.length;
+    this.ensure(n);
+    // `set` has a fixed cost that a loop beats for the short runs of the event layout.
+    if (n > 64) this.buf.set(bytes, this.pos);
+    else for (let i = 0, b = this.buf, p = this.pos; i < n; i++) b[p + i] = bytes[i]!;
+    this.pos += n;
   }
 
   /** A length header: `fix` form below 16 (32 for strings via `str`), else 8-, 16- or 32-bit. */
