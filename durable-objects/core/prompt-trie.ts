@@ -1,70 +1,58 @@
 /**
  * The prompt-membership trie of one tracker: every live prompt is a root path of block hashes, and
- * every node records which ranks have a live request through it and how many. It answers the two
- * questions the loads need without looking at individual requests:
+ * every segment of the trie records which ranks have a live request through it and how many. It
+ * answers the two questions the loads need without looking at individual requests:
  *
  * - `overlapDepths`: for every rank, the longest prefix of a query that is a prefix of one of the
  *   rank's live prompts (Dynamo's overlap depth), in time proportional to the query length plus the
- *   ranks met on its path;
+ *   ranks it reports;
  * - `blocks(rank)`: the number of distinct hash values over the rank's live prompts, kept exact
- *   incrementally. Real chained hashes give every node its own value, but a client may send one value
- *   at many nodes (at two depths, or under many parents), so a rank gains a block only when it covers
- *   the first node of that value, and loses it with the last.
+ *   incrementally. Real chained hashes give every position its own value, but a client may send one
+ *   value at many positions (at two depths, or under many parents), so a rank gains a block only when
+ *   it covers the first position of that value, and loses it with the last.
  *
- * Storage is struct-of-arrays over typed arrays (no object and no bigint per hash or node), with node
- * ids recycled through a free list. One hash table, keyed by value, holds one *owner* node per
- * distinct value. A value found at several nodes gets a {@link ValueGroup}, which finds a member by
- * parent and counts per rank how many members the rank covers; every operation stays O(1) expected
- * per block however often a value repeats, so no input can make the object quadratic. The bucket
- * hash is seeded per trie so that colliding values cannot be crafted offline.
+ * It is a radix trie: a run of blocks without a branch is one *segment*, so a family's shared prefix
+ * costs one record and one coverage entry per rank, not one per block, and a request's own tail is one
+ * segment whose hashes sit contiguously in a {@link BlockPool}. Every structure is typed arrays
+ * recycled through free lists: no object, string or bigint per block, and none per operation.
+ * A value found at several positions is counted through `ValueGroups` (a rare, input-driven path),
+ * so every step stays O(1) expected per block however often a value repeats. Segments are split where
+ * prompts diverge and never merged back: a path keeps at most one segment per block.
  */
-
-const ROOT = 0;
-const NONE = -1;
-/** `rankOf` value of a node covered by two or more ranks; their counts live in `multi`. */
-const MULTI = -2;
-
-/** The nodes sharing one hash value (only for values at two or more nodes). */
-interface ValueGroup {
-  /** The node listed in the value table. */
-  owner: number;
-  /** Member node by parent node ((parent, value) identifies a node). */
-  byParent: Map<number, number>;
-  /** Per rank: how many members the rank covers. */
-  covers: Map<number, number>;
-}
+import { BlockPool } from "./block-pool";
+import { RankCover } from "./rank-cover";
+import {
+  COUNT,
+  FIRST_HI,
+  FIRST_LO,
+  LEN,
+  MULTI,
+  NONE,
+  PARENT,
+  RANK,
+  ROOT,
+  SegmentTable,
+  START,
+  STRIDE,
+} from "./trie-segments";
+import { ValueGroups } from "./value-groups";
+import { ValueIndex } from "./value-index";
 
 export class PromptTrie {
-  private capacity = 0;
-  private hashLo = new Uint32Array(0);
-  private hashHi = new Uint32Array(0);
-  private parentOf = new Int32Array(0);
-  /** Next owner in the same bucket chain, or NONE (free nodes: next free node). */
-  private nextInBucket = new Int32Array(0);
-  /** The single rank covering the node, MULTI, or NONE for the root and free nodes. */
-  private rankOf = new Int32Array(0);
-  /** Live requests through the node on `rankOf` (single-rank nodes only). */
-  private countOf = new Int32Array(0);
-  /** 0 when the node's value is at no other node, else its index in `groups` plus one. */
-  private groupOf = new Int32Array(0);
-  /** Per-rank counts of multi-rank nodes. */
-  private readonly multi = new Map<number, Map<number, number>>();
-  private readonly groups: (ValueGroup | undefined)[] = [];
-  private readonly freeGroups: number[] = [];
-  private buckets = new Int32Array(0);
-  private bucketMask = 0;
-  private readonly seed: number;
-  private freeHead = NONE;
-  private used = 1;
-  private liveNodes = 0;
+  private pool!: BlockPool;
+  private segments!: SegmentTable;
+  private cover!: RankCover;
+  private groups!: ValueGroups;
   /** Distinct-hash count per rank id. */
   private blockCounts = new Int32Array(16);
+  /** Scratch for `overlapDepths`: (segment, depth) pairs along the query's path. */
+  private path = new Int32Array(64);
 
-  constructor(initialCapacity = 1024, seed = randomSeed()) {
-    this.seed = seed;
-    this.grow(Math.max(16, initialCapacity));
-    this.parentOf[ROOT] = NONE;
-    this.rankOf[ROOT] = NONE;
+  constructor(
+    private readonly initialCapacity = 1024,
+    private readonly seed = randomSeed(),
+  ) {
+    this.reset();
   }
 
   /** Distinct hashes over the live prompts on `rank`. */
@@ -72,56 +60,70 @@ export class PromptTrie {
     return rank < this.blockCounts.length ? this.blockCounts[rank]! : 0;
   }
 
-  /** Nodes in use, root excluded (for tests and memory figures). */
+  /** Blocks stored (positions in use), for tests and memory figures. */
   get size(): number {
-    return this.liveNodes;
+    return this.pool.live;
+  }
+
+  /** Storage chunks in use, for leak tests. */
+  get chunks(): number {
+    return this.pool.chunks;
   }
 
   /**
    * Adds a live prompt on `rank`; `words` holds its hashes as little-endian u32 pairs.
-   * @returns the node of the prompt's last block (the root for an empty prompt), which
-   *   {@link remove} takes back.
+   * @returns the segment where the prompt ends (the root for an empty prompt), which {@link remove}
+   *   takes back. A later split keeps that id on the part that ends where the prompt ends.
    */
   insert(words: Uint32Array, rank: number): number {
     this.ensureRank(rank);
-    let node = ROOT;
-    for (let i = 0; i < words.length; i += 2) {
-      const lo = words[i]!;
-      const hi = words[i + 1]!;
-      let child = this.findChild(node, lo, hi);
-      if (child === NONE) child = this.createChild(node, lo, hi);
-      this.cover(child, rank);
-      node = child;
+    const length = words.length >> 1;
+    let seg = ROOT;
+    let i = 0;
+    while (i < length) {
+      const child = this.segments.find(seg, words[2 * i]!, words[2 * i + 1]!);
+      if (child === NONE) return this.coverNew(seg, words, i, rank);
+      const matched = this.match(child, words, i);
+      i += matched;
+      if (matched < this.segments.data[child * STRIDE + LEN]!) {
+        const head = this.split(child, matched);
+        this.coverSegment(head, rank);
+        return i === length ? head : this.coverNew(head, words, i, rank);
+      }
+      this.coverSegment(child, rank);
+      seg = child;
     }
-    return node;
+    return seg;
   }
 
   /** Removes one live prompt on `rank` that {@link insert} ended at `leaf`. */
   remove(leaf: number, rank: number): void {
-    let node = leaf;
-    while (node !== ROOT) {
-      const parent = this.parentOf[node]!;
-      this.uncover(node, rank);
-      node = parent;
+    let seg = leaf;
+    while (seg !== ROOT) {
+      const parent = this.segments.data[seg * STRIDE + PARENT]!;
+      this.uncoverSegment(seg, rank);
+      if (this.segments.data[seg * STRIDE + RANK] === NONE) this.release(seg);
+      seg = parent;
     }
-  }
-
-  /** Blocks in the prompt ending at `leaf`. */
-  promptLength(leaf: number): number {
-    let n = 0;
-    for (let node = leaf; node !== ROOT; node = this.parentOf[node]!) n++;
-    return n;
   }
 
   /** The hashes of the prompt ending at `leaf`, root first. */
   prompt(leaf: number): BigUint64Array {
-    const out = new BigUint64Array(this.promptLength(leaf));
+    const d = this.segments.data;
+    let length = 0;
+    for (let seg = leaf; seg !== ROOT; seg = d[seg * STRIDE + PARENT]!) length += d[seg * STRIDE + LEN]!;
+    const out = new BigUint64Array(length);
     const words = new Uint32Array(out.buffer);
-    let i = out.length;
-    for (let node = leaf; node !== ROOT; node = this.parentOf[node]!) {
-      i--;
-      words[2 * i] = this.hashLo[node]!;
-      words[2 * i + 1] = this.hashHi[node]!;
+    const pool = this.pool;
+    for (let seg = leaf; seg !== ROOT; seg = d[seg * STRIDE + PARENT]!) {
+      const len = d[seg * STRIDE + LEN]!;
+      length -= len;
+      let p = d[seg * STRIDE + START]!;
+      for (let k = 0; k < len; k++) {
+        if (k > 0) p = pool.after(p);
+        words[2 * (length + k)] = pool.words[2 * p]!;
+        words[2 * (length + k) + 1] = pool.words[2 * p + 1]!;
+      }
     }
     return out;
   }
@@ -129,209 +131,243 @@ export class PromptTrie {
   /**
    * Sets `depths[rank]` to the overlap depth of the query on every rank with any overlap; ranks
    * with none are left untouched (the caller zeroes the array first).
+   *
+   * The ranks covering a segment include those covering its children. So, walking the query's path
+   * back from its deepest segment, a rank's first sighting gives its depth, and a segment with as many
+   * ranks as the one below it has the same ranks and is skipped without listing them: the work is the
+   * query's length plus the ranks reported, not their product.
    */
   overlapDepths(words: Uint32Array, depths: Int32Array): void {
-    let node = ROOT;
-    for (let i = 0; i < words.length; i += 2) {
-      const child = this.findChild(node, words[i]!, words[i + 1]!);
-      if (child === NONE) return;
-      const depth = (i >> 1) + 1;
-      const rank = this.rankOf[child]!;
-      if (rank === MULTI) {
-        for (const r of this.multi.get(child)!.keys()) depths[r] = depth;
-      } else {
-        depths[rank] = depth;
+    const d = this.segments.data;
+    const length = words.length >> 1;
+    let steps = 0;
+    let seg = ROOT;
+    let i = 0;
+    while (i < length) {
+      const child = this.segments.find(seg, words[2 * i]!, words[2 * i + 1]!);
+      if (child === NONE) break;
+      const matched = this.match(child, words, i);
+      i += matched;
+      if (2 * steps + 2 > this.path.length) this.growPath();
+      this.path[2 * steps] = child;
+      this.path[2 * steps + 1] = i;
+      steps++;
+      if (matched < d[child * STRIDE + LEN]!) break;
+      seg = child;
+    }
+    let seen = 0;
+    for (let step = steps - 1; step >= 0; step--) {
+      const at = this.path[2 * step]!;
+      const depth = this.path[2 * step + 1]!;
+      const rank = d[at * STRIDE + RANK]!;
+      const ranks = rank === MULTI ? d[at * STRIDE + COUNT]! : 1;
+      if (ranks === seen) continue;
+      seen = ranks;
+      if (rank !== MULTI) {
+        if (depths[rank] === 0) depths[rank] = depth;
+        continue;
       }
-      node = child;
+      for (let e = this.cover.first(at); e !== NONE; e = this.cover.nextOf(e)) {
+        const r = this.cover.rankOf(e);
+        if (depths[r] === 0) depths[r] = depth;
+      }
     }
   }
 
-  /** Drops every node (the tracker was deleted). */
+  /** Drops every segment and block (the tracker was deleted). */
   clear(): void {
-    this.multi.clear();
-    this.groups.length = 0;
-    this.freeGroups.length = 0;
-    this.buckets.fill(NONE);
-    this.groupOf.fill(0);
-    this.blockCounts.fill(0);
-    this.freeHead = NONE;
-    this.used = 1;
-    this.liveNodes = 0;
+    this.reset();
   }
 
-  private cover(node: number, rank: number): void {
-    const single = this.rankOf[node]!;
+  private reset(): void {
+    this.pool = new BlockPool(this.initialCapacity);
+    this.cover = new RankCover();
+    this.segments = new SegmentTable(this.seed, (capacity) => this.cover.ensureSegments(capacity));
+    this.groups = new ValueGroups(
+      this.pool,
+      new ValueIndex(this.seed, this.initialCapacity),
+      this.segments,
+      this.cover,
+    );
+    this.blockCounts.fill(0);
+  }
+
+  /** How many blocks of `seg`, from its first, equal the query's from block `i` (≥ 1: the first matched by key). */
+  private match(seg: number, words: Uint32Array, i: number): number {
+    const len = this.segments.data[seg * STRIDE + LEN]!;
+    const limit = Math.min(len, (words.length >> 1) - i);
+    const pool = this.pool;
+    const w = pool.words;
+    let p = this.segments.data[seg * STRIDE + START]!;
+    let k = 1;
+    while (k < limit) {
+      p = pool.after(p);
+      const j = 2 * (i + k);
+      if (w[2 * p] !== words[j] || w[2 * p + 1] !== words[j + 1]) break;
+      k++;
+    }
+    return k;
+  }
+
+  /** A new segment under `parent` holding the query's blocks from `from` on, covered by `rank`. */
+  private coverNew(parent: number, words: Uint32Array, from: number, rank: number): number {
+    const length = (words.length >> 1) - from;
+    const seg = this.segments.allocate();
+    const start = this.pool.allocate(length, seg);
+    const d = this.segments.data;
+    const s = seg * STRIDE;
+    d[s + PARENT] = parent;
+    d[s + START] = start;
+    d[s + LEN] = length;
+    d[s + RANK] = NONE;
+    d[s + COUNT] = 0;
+    d[s + FIRST_LO] = words[2 * from]!;
+    d[s + FIRST_HI] = words[2 * from + 1]!;
+    this.segments.link(seg);
+    const pool = this.pool;
+    const w = pool.words;
+    let p = start;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) p = pool.after(p);
+      w[2 * p] = words[2 * (from + k)]!;
+      w[2 * p + 1] = words[2 * (from + k) + 1]!;
+      this.groups.place(p, seg);
+    }
+    this.coverSegment(seg, rank);
+    return seg;
+  }
+
+  /**
+   * Cuts `seg` after its first `k` blocks. The head gets a new id and takes `seg`'s place under its
+   * parent; the tail keeps the id, so its children and the requests ending at it need no update.
+   * Both parts have `seg`'s coverage: every prompt through `seg` ran through all of it. The smaller
+   * part moves to chunks of its own, so that every chunk keeps a single owner.
+   */
+  private split(seg: number, k: number): number {
+    const head = this.segments.allocate();
+    const d = this.segments.data;
+    const s = seg * STRIDE;
+    const h = head * STRIDE;
+    const pool = this.pool;
+    const start = d[s + START]!;
+    const len = d[s + LEN]!;
+    const last = pool.advance(start, k - 1);
+    const tail = pool.after(last);
+    const headShared = this.groups.countSharedIn(start, k, seg);
+    d[h + PARENT] = d[s + PARENT]!;
+    d[h + LEN] = k;
+    d[h + RANK] = d[s + RANK]!;
+    d[h + COUNT] = d[s + COUNT]!;
+    d[h + FIRST_LO] = d[s + FIRST_LO]!;
+    d[h + FIRST_HI] = d[s + FIRST_HI]!;
+    if (d[s + RANK] === MULTI) this.cover.copy(seg, head);
+    this.segments.replace(seg, head);
+    d[s + PARENT] = head;
+    d[s + LEN] = len - k;
+    d[s + FIRST_LO] = pool.words[2 * tail]!;
+    d[s + FIRST_HI] = pool.words[2 * tail + 1]!;
+    this.segments.link(seg);
+    if (k <= len - k) {
+      d[h + START] = this.moveRun(start, k, seg, head);
+      d[s + START] = tail;
+      pool.trimFront(start, k);
+    } else {
+      d[h + START] = start;
+      d[s + START] = this.moveRun(tail, len - k, seg, seg);
+      pool.relabel(start, k, head);
+      pool.trim(last, len - k);
+    }
+    this.segments.sharedIn[head] = headShared;
+    this.segments.sharedIn[seg]! -= headShared;
+    return head;
+  }
+
+  /** Copies `length` blocks of `from` (starting at `start`) to a new run owned by `to`; returns its start. */
+  private moveRun(start: number, length: number, from: number, to: number): number {
+    const pool = this.pool;
+    const target = pool.allocate(length, to);
+    pool.live -= length;
+    const w = pool.words;
+    let p = start;
+    let q = target;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) {
+        p = pool.after(p);
+        q = pool.after(q);
+      }
+      w[2 * q] = w[2 * p]!;
+      w[2 * q + 1] = w[2 * p + 1]!;
+      this.groups.move(p, q, from);
+    }
+    return target;
+  }
+
+  /** Frees a segment no rank covers (its children are gone already: they were covered no more than it). */
+  private release(seg: number): void {
+    const d = this.segments.data;
+    const start = d[seg * STRIDE + START]!;
+    const len = d[seg * STRIDE + LEN]!;
+    this.segments.unlink(seg);
+    let p = start;
+    for (let k = 0; k < len; k++) {
+      if (k > 0) p = this.pool.after(p);
+      this.groups.drop(p, seg);
+    }
+    this.pool.release(start, len);
+    this.segments.free(seg);
+  }
+
+  private coverSegment(seg: number, rank: number): void {
+    const d = this.segments.data;
+    const s = seg * STRIDE;
+    const single = d[s + RANK]!;
     if (single === rank) {
-      this.countOf[node]!++;
+      d[s + COUNT]!++;
       return;
     }
     if (single === NONE) {
-      this.rankOf[node] = rank;
-      this.countOf[node] = 1;
+      d[s + RANK] = rank;
+      d[s + COUNT] = 1;
     } else if (single === MULTI) {
-      const counts = this.multi.get(node)!;
-      const count = counts.get(rank) ?? 0;
-      counts.set(rank, count + 1);
-      if (count > 0) return;
+      if (this.cover.add(seg, rank, 1) > 1) return;
+      d[s + COUNT]!++;
     } else {
-      this.multi.set(
-        node,
-        new Map([
-          [single, this.countOf[node]!],
-          [rank, 1],
-        ]),
-      );
-      this.rankOf[node] = MULTI;
-      this.countOf[node] = 0;
+      this.cover.add(seg, single, d[s + COUNT]!);
+      this.cover.add(seg, rank, 1);
+      d[s + RANK] = MULTI;
+      d[s + COUNT] = 2;
     }
-    // The rank covers this node for the first time: a new block unless it covers another node of the value.
-    const g = this.groupOf[node]!;
-    if (g !== 0) {
-      const covers = this.groups[g - 1]!.covers;
-      const before = covers.get(rank) ?? 0;
-      covers.set(rank, before + 1);
-      if (before > 0) return;
-    }
-    this.blockCounts[rank]!++;
+    this.countBlocks(seg, rank, 1);
   }
 
-  private uncover(node: number, rank: number): void {
-    const single = this.rankOf[node]!;
-    if (single === MULTI) {
-      const counts = this.multi.get(node)!;
-      const left = counts.get(rank)! - 1;
-      if (left > 0) {
-        counts.set(rank, left);
-        return;
+  private uncoverSegment(seg: number, rank: number): void {
+    const d = this.segments.data;
+    const s = seg * STRIDE;
+    if (d[s + RANK] === MULTI) {
+      if (this.cover.add(seg, rank, -1) > 0) return;
+      if (--d[s + COUNT]! === 1) {
+        // One rank is left: its count moves back inline.
+        const last = this.cover.first(seg);
+        const only = this.cover.rankOf(last);
+        const count = this.cover.countOf(last);
+        this.cover.add(seg, only, -count);
+        d[s + RANK] = only;
+        d[s + COUNT] = count;
       }
-      counts.delete(rank);
-      if (counts.size === 1) {
-        const [onlyRank, onlyCount] = counts.entries().next().value!;
-        this.multi.delete(node);
-        this.rankOf[node] = onlyRank;
-        this.countOf[node] = onlyCount;
-      }
-    } else if (--this.countOf[node]! > 0) {
+    } else if (--d[s + COUNT]! > 0) {
       return;
     } else {
-      this.rankOf[node] = NONE;
+      d[s + RANK] = NONE;
     }
-    // The rank no longer covers this node: it loses the block unless it covers another node of the value.
-    const g = this.groupOf[node]!;
-    let lost = true;
-    if (g !== 0) {
-      const covers = this.groups[g - 1]!.covers;
-      const left = covers.get(rank)! - 1;
-      if (left > 0) {
-        covers.set(rank, left);
-        lost = false;
-      } else covers.delete(rank);
-    }
-    if (lost) this.blockCounts[rank]!--;
-    if (this.rankOf[node] === NONE) this.release(node);
+    this.countBlocks(seg, rank, -1);
   }
 
-  /** The owner node of a value in the value table, or NONE. */
-  private ownerOf(lo: number, hi: number): number {
-    for (let m = this.buckets[this.bucketOf(lo, hi)]!; m !== NONE; m = this.nextInBucket[m]!) {
-      if (this.hashLo[m] === lo && this.hashHi[m] === hi) return m;
-    }
-    return NONE;
-  }
-
-  private findChild(parent: number, lo: number, hi: number): number {
-    const owner = this.ownerOf(lo, hi);
-    if (owner === NONE) return NONE;
-    const g = this.groupOf[owner]!;
-    if (g === 0) return this.parentOf[owner] === parent ? owner : NONE;
-    return this.groups[g - 1]!.byParent.get(parent) ?? NONE;
-  }
-
-  private createChild(parent: number, lo: number, hi: number): number {
-    let node = this.freeHead;
-    if (node !== NONE) {
-      this.freeHead = this.nextInBucket[node]!;
-    } else {
-      if (this.used === this.capacity) this.grow(this.capacity * 2);
-      node = this.used++;
-    }
-    this.hashLo[node] = lo;
-    this.hashHi[node] = hi;
-    this.parentOf[node] = parent;
-    this.rankOf[node] = NONE;
-    this.countOf[node] = 0;
-    this.groupOf[node] = 0;
-    this.liveNodes++;
-    const owner = this.ownerOf(lo, hi);
-    if (owner === NONE) {
-      this.link(node);
-      return node;
-    }
-    let g = this.groupOf[owner]!;
-    if (g === 0) g = this.groupFor(owner);
-    this.groups[g - 1]!.byParent.set(parent, node);
-    this.groupOf[node] = g;
-    return node;
-  }
-
-  /** Turns a lone owner into the first member of a new group (its value just got a second node). */
-  private groupFor(owner: number): number {
-    const covers = new Map<number, number>();
-    const single = this.rankOf[owner]!;
-    if (single === MULTI) for (const r of this.multi.get(owner)!.keys()) covers.set(r, 1);
-    else if (single !== NONE) covers.set(single, 1);
-    const group: ValueGroup = { owner, byParent: new Map([[this.parentOf[owner]!, owner]]), covers };
-    const index = this.freeGroups.pop();
-    let g: number;
-    if (index === undefined) g = this.groups.push(group);
-    else {
-      this.groups[index] = group;
-      g = index + 1;
-    }
-    this.groupOf[owner] = g;
-    return g;
-  }
-
-  private release(node: number): void {
-    const g = this.groupOf[node]!;
-    if (g === 0) {
-      this.unlink(node);
-    } else {
-      const group = this.groups[g - 1]!;
-      group.byParent.delete(this.parentOf[node]!);
-      if (group.owner === node) {
-        this.unlink(node);
-        group.owner = group.byParent.values().next().value!;
-        this.link(group.owner);
-      }
-      if (group.byParent.size === 1) {
-        // One node of the value is left: its own coverage says everything the group counted.
-        this.groupOf[group.owner] = 0;
-        this.groups[g - 1] = undefined;
-        this.freeGroups.push(g - 1);
-      }
-    }
-    this.groupOf[node] = 0;
-    this.nextInBucket[node] = this.freeHead;
-    this.freeHead = node;
-    this.liveNodes--;
-  }
-
-  private link(node: number): void {
-    const b = this.bucketOf(this.hashLo[node]!, this.hashHi[node]!);
-    this.nextInBucket[node] = this.buckets[b]!;
-    this.buckets[b] = node;
-  }
-
-  private unlink(node: number): void {
-    const b = this.bucketOf(this.hashLo[node]!, this.hashHi[node]!);
-    let m = this.buckets[b]!;
-    if (m === node) {
-      this.buckets[b] = this.nextInBucket[node]!;
-      return;
-    }
-    while (this.nextInBucket[m] !== node) m = this.nextInBucket[m]!;
-    this.nextInBucket[m] = this.nextInBucket[node]!;
+  /** `rank` started (1) or stopped (−1) covering `seg`: a block per value it alone brings. */
+  private countBlocks(seg: number, rank: number, sign: 1 | -1): void {
+    const shared = this.segments.sharedIn[seg]!;
+    let delta = sign * (this.segments.data[seg * STRIDE + LEN]! - shared);
+    if (shared > 0) delta += this.groups.countShared(seg, rank, sign);
+    this.blockCounts[rank]! += delta;
   }
 
   private ensureRank(rank: number): void {
@@ -341,36 +377,10 @@ export class PromptTrie {
     this.blockCounts = next;
   }
 
-  /**
-   * Doubles the node arrays and rehashes the owners (one bucket per node slot). It only runs when
-   * every slot is in use, so the free list is empty and nothing but owner chains needs rebuilding.
-   */
-  private grow(capacity: number): void {
-    const copy = <T extends Uint32Array | Int32Array>(old: T, make: (n: number) => T): T => {
-      const next = make(capacity);
-      next.set(old);
-      return next;
-    };
-    this.hashLo = copy(this.hashLo, (n) => new Uint32Array(n));
-    this.hashHi = copy(this.hashHi, (n) => new Uint32Array(n));
-    this.parentOf = copy(this.parentOf, (n) => new Int32Array(n));
-    this.rankOf = copy(this.rankOf, (n) => new Int32Array(n));
-    this.countOf = copy(this.countOf, (n) => new Int32Array(n));
-    this.groupOf = copy(this.groupOf, (n) => new Int32Array(n));
-    this.nextInBucket = new Int32Array(capacity);
-    this.buckets = new Int32Array(capacity).fill(NONE);
-    this.bucketMask = capacity - 1;
-    this.capacity = capacity;
-    for (let node = 1; node < this.used; node++) {
-      const g = this.groupOf[node]!;
-      if (g === 0 || this.groups[g - 1]!.owner === node) this.link(node);
-    }
-  }
-
-  /** Seeded mix of both halves, so structured test hashes spread and crafted collisions cannot be precomputed. */
-  private bucketOf(lo: number, hi: number): number {
-    const h = Math.imul(lo ^ Math.imul(hi ^ this.seed, 0x9e3779b1), 0x85ebca6b);
-    return ((h ^ (h >>> 15)) >>> 0) & this.bucketMask;
+  private growPath(): void {
+    const next = new Int32Array(this.path.length * 2);
+    next.set(this.path);
+    this.path = next;
   }
 }
 
