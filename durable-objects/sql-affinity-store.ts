@@ -1,6 +1,6 @@
 import { RoutingState } from "./core/route-request";
 import { type AffinityStore, type Hop, SessionAffinity, type SessionBinding } from "./core/session-affinity";
-import type { SessionBindingRow } from "./tracker-schema";
+import { type SessionBindingRow, TRACKER_SCHEMA } from "./tracker-schema";
 import { blobToU64, u64ToBlob } from "./u64";
 
 /**
@@ -9,7 +9,11 @@ import { blobToU64, u64ToBlob } from "./u64";
  * of the tracker schema: it exists whenever the tracker does, and a route needs the tracker.
  */
 export class SqlAffinityStore implements AffinityStore {
-  constructor(private readonly sql: SqlStorage) {}
+  private tableReady: boolean;
+
+  constructor(private readonly sql: SqlStorage) {
+    this.tableReady = hasTable(sql, "session_bindings");
+  }
 
   /** Restores the bindings still fresh at `now`, least recently refreshed first. */
   load(affinity: SessionAffinity, now: number): void {
@@ -25,20 +29,28 @@ export class SqlAffinityStore implements AffinityStore {
         workerId: blobToU64(row.worker_id),
         dpRank: row.dp_rank,
         expiresAt: row.expires_at,
+        key: { ts: row.key_ts, origin: row.key_origin },
       });
     }
     this.sql.exec("DELETE FROM session_bindings WHERE expires_at < ?", now);
   }
 
   bound(binding: SessionBinding): void {
+    // A binding replicated from a peer can arrive while this replica has no tracker tables yet.
+    if (!this.tableReady) {
+      this.sql.exec(TRACKER_SCHEMA);
+      this.tableReady = true;
+    }
     this.sql.exec(
-      `INSERT OR REPLACE INTO session_bindings (session_id, hop, worker_id, dp_rank, expires_at)
-         VALUES (?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO session_bindings (session_id, hop, worker_id, dp_rank, expires_at, key_ts, key_origin)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       binding.sessionId,
       binding.hop,
       u64ToBlob(binding.workerId),
       binding.dpRank,
       binding.expiresAt,
+      binding.key?.ts ?? 0,
+      binding.key?.origin ?? "",
     );
   }
 

@@ -101,6 +101,14 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       });
     }
     this.routing = openRouting(ctx.storage.sql, Date.now());
+    // Session bindings replicate with the tracker: merged from peers, stamped and shipped when made here.
+    this.tracker.sessions = this.routing.affinity;
+    if (this.sync) {
+      this.routing.affinity.replication = {
+        stamp: (now) => this.tracker.stamp(now),
+        emit: (event) => this.tracker.emitExternal(event),
+      };
+    }
     void ctx.blockConcurrencyWhile(async () => {
       this.store.hydrate(this.tracker);
       this.sync?.hydrate(Date.now());

@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS session_bindings (
   worker_id BLOB NOT NULL,
   dp_rank INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
+  key_ts REAL NOT NULL DEFAULT 0,
+  key_origin TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (session_id, hop)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (
@@ -84,12 +86,19 @@ export interface SessionBindingRow extends Record<string, SqlStorageValue> {
   worker_id: ArrayBuffer;
   dp_rank: number;
   expires_at: number;
+  /** The binding's replication key (0 and '' for one made before keys were kept). */
+  key_ts: number;
+  key_origin: string;
 }
 
 /** Columns added to `workers` after its first release: nullable, so older rows stay readable. */
 const ADDED_WORKER_COLUMNS = {
   worker_type: "TEXT",
   router_config: "TEXT",
+  key_ts: "REAL NOT NULL DEFAULT 0",
+  key_origin: "TEXT NOT NULL DEFAULT ''",
+} as const;
+const ADDED_BINDING_COLUMNS = {
   key_ts: "REAL NOT NULL DEFAULT 0",
   key_origin: "TEXT NOT NULL DEFAULT ''",
 } as const;
@@ -107,6 +116,7 @@ const ADDED_REQUEST_COLUMNS = {
 export function migrateTrackerSchema(sql: SqlStorage): void {
   addMissingColumns(sql, "workers", ADDED_WORKER_COLUMNS);
   addMissingColumns(sql, "requests", ADDED_REQUEST_COLUMNS);
+  if (hasTable(sql, "session_bindings")) addMissingColumns(sql, "session_bindings", ADDED_BINDING_COLUMNS);
   sql.exec(TRACKER_SCHEMA);
 }
 
@@ -120,4 +130,8 @@ function addMissingColumns(sql: SqlStorage, table: string, columns: Record<strin
   for (const [column, type] of Object.entries(columns)) {
     if (!present.has(column)) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
   }
+}
+
+function hasTable(sql: SqlStorage, name: string): boolean {
+  return sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name).toArray().length > 0;
 }

@@ -23,7 +23,17 @@ export type ReplicaEvent =
       deadline: number;
     })
   | (EventKey & { type: "prefill_complete"; requestId: string })
-  | (EventKey & { type: "free"; requestId: string });
+  | (EventKey & { type: "free"; requestId: string })
+  | (EventKey & {
+      type: "bind";
+      /** A `/route` session bound to a rank on one hop until `expiresAt` (epoch ms). */
+      sessionId: string;
+      hop: "decode" | "prefill";
+      workerId: bigint;
+      dpRank: number;
+      expiresAt: number;
+    });
 
 export type AddEvent = Extract<ReplicaEvent, { type: "add" }>;
 export type RegisterEvent = Extract<ReplicaEvent, { type: "register" }>;
+export type BindEvent = Extract<ReplicaEvent, { type: "bind" }>;

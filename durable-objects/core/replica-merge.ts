@@ -44,6 +44,10 @@ export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: nu
     case "unregister":
       mergeUnregister(tracker, event);
       break;
+    case "bind":
+      // Session bindings keep their own newest-wins rule (`session-affinity.ts`).
+      tracker.sessions?.merge(event, now);
+      break;
   }
 }
 

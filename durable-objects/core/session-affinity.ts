@@ -5,6 +5,8 @@
  * is passed in; every change reports itself to the store so the object can persist (and replicate) it.
  */
 import { MAX_SESSION_BINDINGS } from "../limits";
+import { type EventKey, isNewer } from "./clock";
+import type { BindEvent } from "./events";
 
 /** The two hops of `/route`; each keeps its own bindings and its own TTL. */
 export type Hop = "decode" | "prefill";
@@ -16,6 +18,14 @@ export interface SessionBinding {
   readonly dpRank: number;
   /** Epoch ms; the binding holds until the clock passes it. */
   readonly expiresAt: number;
+  /** The change that made it (replicated trackers): the newest binding of a session wins. */
+  readonly key?: EventKey;
+}
+
+/** How a replicated tracker stamps and ships the bindings made here. */
+export interface BindingReplication {
+  stamp(now: number): EventKey;
+  emit(event: BindEvent): void;
 }
 
 /** Write-through port, called synchronously inside each change (as `TrackerStore` is). */
@@ -32,6 +42,9 @@ export const NULL_AFFINITY_STORE: AffinityStore = { bound: nothing, unbound: not
 export class SessionAffinity {
   /** In least-recently-refreshed order: a refresh re-inserts, so expired and evictable bindings come first. */
   private readonly bindings = new Map<string, SessionBinding>();
+
+  /** Set on a replicated tracker: bindings made here are stamped and shipped to the peers. */
+  replication: BindingReplication | null = null;
 
   constructor(
     private readonly store: AffinityStore = NULL_AFFINITY_STORE,
@@ -54,9 +67,44 @@ export class SessionAffinity {
 
   /** Binds the session on `hop` to a rank, or refreshes its binding, for `ttlMs` from `now`. */
   bind(sessionId: string, hop: Hop, workerId: bigint, dpRank: number, ttlMs: number, now: number): void {
-    const key = keyOf(sessionId, hop);
+    const stamp = this.replication?.stamp(now);
+    const expiresAt = now + ttlMs;
+    this.put({ sessionId, hop, workerId, dpRank, expiresAt, ...(stamp ? { key: stamp } : {}) }, now);
+    if (stamp)
+      this.replication!.emit({ ...stamp, type: "bind", sessionId, hop, workerId, dpRank, expiresAt });
+  }
+
+  /**
+   * Merges a binding made at another replica: per (session, hop) the binding with the newest key
+   * wins, and one past its expiry changes nothing, so replicas agree whatever the delivery order.
+   */
+  merge(event: BindEvent, now: number): void {
+    if (event.expiresAt < now) return;
+    const current = this.bindings.get(keyOf(event.sessionId, event.hop));
+    if (current?.key && !isNewer(event, current.key)) return;
+    const { sessionId, hop, workerId, dpRank, expiresAt, ts, origin } = event;
+    this.put({ sessionId, hop, workerId, dpRank, expiresAt, key: { ts, origin } }, now);
+  }
+
+  /** Every live binding as the change that makes it (a replication snapshot). */
+  *snapshot(): Generator<BindEvent> {
+    for (const b of [...this.bindings.values()]) {
+      const key = b.key ?? { ts: 0, origin: "" };
+      yield {
+        ...key,
+        type: "bind",
+        sessionId: b.sessionId,
+        hop: b.hop,
+        workerId: b.workerId,
+        dpRank: b.dpRank,
+        expiresAt: b.expiresAt,
+      };
+    }
+  }
+
+  private put(binding: SessionBinding, now: number): void {
+    const key = keyOf(binding.sessionId, binding.hop);
     this.bindings.delete(key);
-    const binding: SessionBinding = { sessionId, hop, workerId, dpRank, expiresAt: now + ttlMs };
     this.bindings.set(key, binding);
     this.store.bound(binding);
     this.sweep(now);

@@ -9,7 +9,7 @@ import {
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
 import { Book, type Booking } from "./book";
 import { compareKeys, type EventKey, HybridClock } from "./clock";
-import type { AddEvent, ReplicaEvent } from "./events";
+import type { AddEvent, BindEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
 import { fail, text } from "./messages";
 import type { WorkerEntry } from "./rank-slot";
@@ -19,6 +19,12 @@ import { NULL_STORE, type TrackerStore } from "./store";
 const U32_MAX = 2 ** 32 - 1;
 /** How often replication records are swept for ones past the expiry age, ms. */
 const PURGE_INTERVAL_MS = 10_000;
+
+/** Session bindings as replication sees them: merged by newest key, and part of a snapshot. */
+export interface SessionReplica {
+  merge(event: BindEvent, now: number): void;
+  snapshot(): Iterable<BindEvent>;
+}
 
 export interface TrackerLimits {
   maxLiveRequests: number;
@@ -62,6 +68,8 @@ export class Tracker {
   readonly store: TrackerStore;
   private readonly limits: TrackerLimits;
   private nextPurge = 0;
+  /** `/route`'s session bindings, which replicate with the tracker's changes (set by the object). */
+  sessions: SessionReplica | null = null;
 
   constructor(options: TrackerOptions) {
     this.model = options.model;
@@ -349,6 +357,11 @@ export class Tracker {
     const anchor = this.book.dequeuePrefill(req, at);
     this.store.prefillCompleted(req);
     if (anchor) this.store.anchorMoved(anchor, anchor.slot.prefill.anchorAt);
+  }
+
+  /** Ships a change made beside the book (a session binding) like the tracker's own. */
+  emitExternal(event: ReplicaEvent): void {
+    this.emit(event);
   }
 
   private emit(event: ReplicaEvent): void {

@@ -2,11 +2,11 @@
  * Reads the event maps `event-encoder.ts` writes. Keys may come in any order; a key this version
  * does not know is skipped (bounded in depth), so a newer replica can add fields during a deploy.
  * Everything else must match: each known field has one type, a field appears at most once, every
- * required one is there, and variants are the five this codec writes. Decoded events carry no
+ * required one is there, and variants are the six this codec writes. Decoded events carry no
  * `undefined` keys: an absent optional stays absent.
  */
 import type { RouterCard, RouterMode, WorkerType } from "../types";
-import type { AddEvent, RegisterEvent, ReplicaEvent } from "../core/events";
+import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/events";
 import { CodecError, type MsgpackReader } from "./msgpack-reader";
 
 const WORKER_TYPES: readonly WorkerType[] = ["decode", "prefill"];
@@ -28,7 +28,13 @@ type AddData = Pick<
   "hashes" | "newIslTokens" | "expectedOutputTokens" | "expectedPrefillDurationMs"
 >;
 type RegisterData = Pick<RegisterEvent, "blockSize" | "dpStart" | "dpSize" | "workerType" | "routerConfig">;
-type Data = { type: Unit } | ({ type: "add" } & AddData) | ({ type: "register" } & RegisterData);
+type BindData = Pick<BindEvent, "sessionId" | "hop" | "expiresAt">;
+type Data =
+  | { type: Unit }
+  | ({ type: "add" } & AddData)
+  | ({ type: "register" } & RegisterData)
+  | ({ type: "bind" } & BindData);
+const HOPS: readonly BindEvent["hop"][] = ["decode", "prefill"];
 
 /** Reads a map, calling `field` for each key; returns a bitmask of the keys `field` knew (cold paths). */
 function readMap(r: MsgpackReader, what: string, field: (key: string) => number): number {
@@ -149,6 +155,10 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
     }
     case "unregister":
       return { ts, origin, type: d.type, workerId };
+    case "bind": {
+      const { type, ...rest } = d;
+      return { ts, origin, type, workerId, dpRank, ...rest };
+    }
     default:
       return { ts, origin, type: d.type, requestId };
   }
@@ -166,7 +176,8 @@ function readData(r: MsgpackReader): Data {
   const variant = r.key("data");
   if (variant === "AddRequest") return readAdd(r);
   if (variant === "RegisterWorker") return readRegister(r);
-  return r.fail("data", "AddRequest or RegisterWorker", variantAt);
+  if (variant === "SessionBound") return readBind(r);
+  return r.fail("data", "AddRequest, RegisterWorker or SessionBound", variantAt);
 }
 
 function readAdd(r: MsgpackReader): Data {
@@ -234,6 +245,27 @@ function readDuration(r: MsgpackReader): number {
   });
   requireKeys("expected_prefill_duration", seen, 3, "secs, nanos");
   return secs * 1000 + nanos / 1e6;
+}
+
+function readBind(r: MsgpackReader): Data {
+  const data: { type: "bind" } & BindData = { type: "bind", sessionId: "", hop: "decode", expiresAt: 0 };
+  const seen = readMap(r, "SessionBound", (key) => {
+    switch (key) {
+      case "session_id":
+        data.sessionId = r.str("session_id");
+        return 1;
+      case "hop":
+        data.hop = oneOf(r, "hop", HOPS);
+        return 2;
+      case "expires_at":
+        data.expiresAt = r.uint("expires_at");
+        return 4;
+      default:
+        return 0;
+    }
+  });
+  requireKeys("SessionBound", seen, 7, "session_id, hop, expires_at");
+  return data;
 }
 
 function readRegister(r: MsgpackReader): Data {

@@ -6,7 +6,8 @@
  *   worker      { worker_id: u64, dp_rank: u32 } ({0, 0} for free/prefill marks, which name no worker:
  *               Dynamo's receivers take the rank from their own index for those anyway)
  *   data        { "AddRequest": {…} } | "Free" | "MarkPrefillCompleted"
- *               | { "RegisterWorker": {…} } | "UnregisterWorker"   (the last two are ours)
+ *               | { "RegisterWorker": {…} } | "UnregisterWorker" | { "SessionBound": {…} }
+ *               (the last three are ours)
  *   router_id   u64, FNV-1a 64 of the origin's name (`routerIdOf`)
  *   lora_name   nil
  *   origin      string; clock: the HLC time `ts`, uint
@@ -16,7 +17,7 @@
  * write nil: then `newIslTokens` comes back exactly as given (a nil hint reads as 0 too).
  */
 import type { RouterCard } from "../types";
-import type { AddEvent, RegisterEvent, ReplicaEvent } from "../core/events";
+import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/events";
 import { MsgpackWriter } from "./msgpack-writer";
 
 const TWO_32 = 0x1_0000_0000;
@@ -90,6 +91,12 @@ export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
     case "unregister":
       writeWorkerHead(w, e.workerId);
       writeUnit(w, "UnregisterWorker");
+      break;
+    case "bind":
+      w.raw(HEAD);
+      w.str("");
+      writeWorker(w, e.workerId, e.dpRank);
+      writeBind(w, e);
       break;
     case "prefill_complete":
     case "free":
@@ -177,6 +184,20 @@ function writeDuration(w: MsgpackWriter, ms: number): void {
   }
   w.raw(NANOS);
   w.uint(nanos, "nanos");
+}
+
+/** Ours: `{"SessionBound": {session_id, hop, expires_at}}`, the rank in `worker`. */
+function writeBind(w: MsgpackWriter, e: BindEvent): void {
+  w.raw(DATA);
+  w.mapHeader(1);
+  w.str("SessionBound");
+  w.mapHeader(3);
+  w.str("session_id");
+  w.str(e.sessionId);
+  w.str("hop");
+  w.str(e.hop);
+  w.str("expires_at");
+  w.uint(e.expiresAt, "expiresAt");
 }
 
 function writeRegister(w: MsgpackWriter, e: RegisterEvent): void {

@@ -34,4 +34,5 @@ export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
     if (orphan && compareKeys(orphan, key) === 0) continue;
     yield { ...key, type: "free", requestId };
   }
+  if (tracker.sessions) yield* [...tracker.sessions.snapshot()];
 }

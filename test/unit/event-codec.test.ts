@@ -69,6 +69,15 @@ const everyKind: ReplicaEvent[] = [
   { ...key, type: "unregister", workerId: U64_MAX },
   { ...key, type: "prefill_complete", requestId: "req-1" },
   { ...key, type: "free", requestId: "\ufeffünïcødé ✓ 🚀" },
+  {
+    ...key,
+    type: "bind",
+    sessionId: "chat-7",
+    hop: "prefill",
+    workerId: U64_MAX,
+    dpRank: 3,
+    expiresAt: 1_780_000_600_000,
+  },
 ];
 
 /** The bytes of the add event's token_sequence value (its key is followed by the array). */
@@ -293,6 +302,15 @@ function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
     }),
     fc.record({ ...k, type: fc.constant("unregister" as const), workerId: u64 }),
     fc.record({ ...k, type: fc.constantFrom("free" as const, "prefill_complete" as const), requestId: text }),
+    fc.record({
+      ...k,
+      type: fc.constant("bind" as const),
+      sessionId: text,
+      hop: fc.constantFrom("decode" as const, "prefill" as const),
+      workerId: u64,
+      dpRank: u32,
+      expiresAt: uint,
+    }),
   );
   return fc
     .record({
