@@ -7,6 +7,7 @@ import type { TrackerStore } from "./core/store";
 import { trackerLimitsOf, type LimitsEnv } from "./env-limits";
 import { storedName } from "./identity";
 import { DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
+import { OpCounters } from "./metrics-counters";
 import { directoryName, locationHintOf, parseReplicas, parseTrackerName, trackerName } from "./naming";
 import { PeerSync } from "./replication/peer-sync";
 import { ReplicatedStore } from "./replication/replicated-store";
@@ -24,6 +25,8 @@ import type {
   RouteOutcome,
   RoutingStats,
   TrackerKey,
+  TrackerMetrics,
+  TrackerOp,
   TrackerRpc,
   WorkerInfo,
 } from "./types";
@@ -68,6 +71,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   private directoryVersion = 0;
   /** Version of the failed update behind `directoryOwed`. */
   private owedVersion = 0;
+  /** Calls by operation and outcome since this instance started (memory only: see `metrics-counters.ts`). */
+  private readonly ops = new OpCounters();
+  private readonly startedAt = Date.now();
 
   constructor(ctx: DurableObjectState, env: TrackerEnv) {
     super(ctx, env);
@@ -122,7 +128,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   async register(input: RegisterInput): Promise<Result> {
     const result = this.tracker.register(input, Date.now());
     if (result.ok && result.created) await this.updateDirectory(true);
-    return this.finish(result);
+    return this.finish(result, "register");
   }
 
   async unregister(workerId: bigint): Promise<Result> {
@@ -140,40 +146,40 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       this.routing.affinity.clear();
       await this.updateDirectory(false);
     }
-    return this.finish(result);
+    return this.finish(result, "unregister");
   }
 
   async listWorkers(): Promise<WorkerInfo[]> {
-    return this.finish(this.tracker.listWorkers(Date.now()));
+    return this.finish(this.tracker.listWorkers(Date.now()), "workers");
   }
 
   async add(input: AddInput): Promise<Result> {
-    return this.finish(this.tracker.add(input, Date.now()));
+    return this.finish(this.tracker.add(input, Date.now()), "add");
   }
 
   async prefillComplete(requestId: string): Promise<Result> {
-    return this.finish(this.tracker.prefillComplete(requestId, Date.now()));
+    return this.finish(this.tracker.prefillComplete(requestId, Date.now()), "prefill_complete");
   }
 
   async free(requestId: string): Promise<Result> {
-    return this.finish(this.tracker.free(requestId, Date.now()));
+    return this.finish(this.tracker.free(requestId, Date.now()), "free");
   }
 
   async listLoads(): Promise<RankLoad[]> {
-    return this.finish(this.tracker.listLoads(Date.now()));
+    return this.finish(this.tracker.listLoads(Date.now()), "loads");
   }
 
   async potentialLoads(
     hashes: BigUint64Array,
     newIslTokens: number,
   ): Promise<Result<{ loads: PotentialLoad[] }>> {
-    return this.finish(this.tracker.potentialLoads(hashes, newIslTokens, Date.now()));
+    return this.finish(this.tracker.potentialLoads(hashes, newIslTokens, Date.now()), "potential_loads");
   }
 
   /** Chooses and books in one synchronous step: no other call can read the loads in between. */
   async route(input: RouteInput): Promise<Result<RouteOutcome>> {
     const rng = input.seed === undefined ? systemRng : seededRng(input.seed);
-    return this.finish(routeRequest(this.tracker, this.routing, input, Date.now(), rng));
+    return this.finish(routeRequest(this.tracker, this.routing, input, Date.now(), rng), "route");
   }
 
   async routingStats(): Promise<RoutingStats> {
@@ -191,7 +197,36 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   /** Replication state towards each peer (empty with one replica). */
   async replicaStatus(): Promise<PeerStatus[]> {
+    this.ops.record("peers", null);
     return this.sync?.status(Date.now()) ?? [];
+  }
+
+  async metrics(): Promise<TrackerMetrics> {
+    const now = Date.now();
+    const routing = routingStatsOf(this.tracker, this.routing, now);
+    const types = new Map(this.tracker.listWorkers(now).map((w) => [w.workerId, w.workerType ?? "decode"]));
+    const counters = this.sync?.counters;
+    return this.finish({
+      since: this.startedAt,
+      workers: types.size,
+      liveRequests: this.tracker.liveRequests,
+      ranks: this.tracker
+        .listLoads(now)
+        .map((load) => ({ ...load, workerType: types.get(load.workerId) ?? "decode" })),
+      ops: this.ops.snapshot(),
+      expiredRequests: this.tracker.expiredCount,
+      peers: (this.sync?.status(now) ?? []).map((p) => ({
+        peer: p.peer,
+        state: p.state,
+        eventsSent: counters?.sentCount(p.peer) ?? 0,
+        resyncs: counters?.resyncCount(p.peer) ?? 0,
+        lagEvents: p.queued,
+        lagMs: p.oldestUnackedMs,
+      })),
+      origins: counters?.origins() ?? [],
+      rowsWritten: this.store.rowsWritten,
+      routing,
+    });
   }
 
   /** Rows SQLite reports written by this instance (write-cost figure for benchmarks and metrics). */
@@ -208,7 +243,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     await this.afterChange();
   }
 
-  private async finish<T>(value: T): Promise<T> {
+  /** Re-arms the alarm after a call, and counts the call's outcome under `op` (if it is one of the API's). */
+  private async finish<T>(value: T, op?: TrackerOp): Promise<T> {
+    if (op !== undefined) this.ops.record(op, value);
     await this.afterChange();
     return value;
   }

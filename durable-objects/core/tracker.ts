@@ -70,6 +70,8 @@ export class Tracker {
   private nextPurge = 0;
   /** `/route`'s session bindings, which replicate with the tracker's changes (set by the object). */
   sessions: SessionReplica | null = null;
+  /** Requests removed by expiry since this instance was built (a metrics counter). */
+  expiredCount = 0;
 
   constructor(options: TrackerOptions) {
     this.model = options.model;
@@ -244,6 +246,7 @@ export class Tracker {
       this.dropRequest(req, req.deadline);
       expired++;
     }
+    this.expiredCount += expired;
     if (this.replicated && now >= this.nextPurge) {
       this.nextPurge = now + PURGE_INTERVAL_MS;
       this.records.purge(now, this.expiryMs);

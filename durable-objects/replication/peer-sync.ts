@@ -1,5 +1,6 @@
 import { applyReplicaEvent } from "../core/replica-merge";
 import type { Tracker } from "../core/tracker";
+import { ReplicationCounters } from "../metrics-counters";
 import { decodeBatch, encodeBatchFromEncoded, encodeEvent } from "./event-codec";
 import { Inbox } from "./inbox";
 import type { ReplicatedStore } from "./replicated-store";
@@ -38,6 +39,8 @@ const PEER_TIMEOUT_MS = 10_000;
 export class PeerSync {
   readonly replicator: Replicator<Uint8Array>;
   readonly inbox = new Inbox();
+  /** Events sent, applied and deduplicated, and resyncs, since the object started (for metrics). */
+  readonly counters = new ReplicationCounters();
   private readonly stubs = new Map<string, PeerStub>();
 
   constructor(private readonly options: PeerSyncOptions) {
@@ -78,6 +81,7 @@ export class PeerSync {
     if (admission.reply.status !== "ok") return admission.reply;
     const { tracker, replicaStore } = this.options;
     for (let i = admission.from; i < batch.events.length; i++) applyReplicaEvent(tracker, batch.events[i]!, now);
+    this.counters.received(batch.origin, batch.events.length - admission.from, admission.from);
     this.inbox.commit(batch.origin, admission.position);
     replicaStore.saveOrigin(batch.origin, admission.position);
     return admission.reply;
@@ -101,6 +105,8 @@ export class PeerSync {
       try {
         const reply = await withTimeout(this.stub(peer).replicate(bytes), PEER_TIMEOUT_MS);
         this.replicator.acknowledge(peer, batch, reply, Date.now());
+        if (reply.status === "ok") this.counters.sent(peer, batch.events.length);
+        if (reply.status === "ok" && batch.kind === "snapshot" && batch.final) this.counters.resynced(peer);
       } catch (error) {
         this.stubs.delete(peer);
         this.replicator.failed(peer, Date.now(), isOverloaded(error));
