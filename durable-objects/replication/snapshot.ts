@@ -17,11 +17,12 @@ export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
   for (const [workerId, key] of [...records.gone]) yield { ...key, type: "unregister", workerId };
   for (const req of book.requests.values()) {
     const add: AddEvent = addEventOf(tracker, req);
+    // Read before the add is yielded: by the next page, a merge may have set the request aside and
+    // booked it again, leaving `req` dropped (not in prefill) though its prefill is pending.
+    const done = !req.inPrefill && req.prefillTokens > 0;
     yield add;
     // Done-ness travels as a completion just after the add (its exact time only moved the anchor).
-    if (!req.inPrefill && req.prefillTokens > 0) {
-      yield { ts: req.addTs + 1, origin: req.origin, type: "prefill_complete", requestId: req.id };
-    }
+    if (done) yield { ts: req.addTs + 1, origin: req.origin, type: "prefill_complete", requestId: req.id };
   }
   for (const orphan of [...records.orphans.values()]) yield orphan;
   for (const [requestId, key] of [...records.marks]) yield { ...key, type: "prefill_complete", requestId };
