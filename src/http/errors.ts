@@ -8,6 +8,7 @@ import type { ErrorCode, Failure, Result } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
 import { JsonSyntaxError } from "./json";
 import { send } from "./respond";
+import { isRetryable } from "./retry";
 import { SchemaError, type SchemaErrorKind } from "./schema";
 
 export const STATUS_OF_CODE = {
@@ -83,5 +84,9 @@ export function onError(err: unknown, c: Context<AppEnv>): Response {
   );
   if (isOverloaded(err))
     return send(c, { error: "tracker overloaded; retry later" }, 503, { "retry-after": "1" });
+  // A transient failure (an object reset, a lost connection) that retries did not get past, or that
+  // hit a call which is not retried because it may have run (`retry.ts`).
+  if (isRetryable(err))
+    return send(c, { error: "tracker temporarily unavailable; retry later" }, 503, { "retry-after": "1" });
   return send(c, { error: "internal error" }, 500);
 }

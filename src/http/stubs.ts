@@ -1,24 +1,30 @@
 /**
  * Stubs for the objects a request talks to. Created per request: a stub that saw an exception may
- * be broken, and the namespace lookup is cheap, so nothing is cached across requests.
+ * be broken, and the namespace lookup is cheap, so nothing is cached across requests. Their
+ * idempotent methods retry what the platform marks retryable, each attempt on a new stub (`retry.ts`).
  */
 import type { Context } from "hono";
 import { directoryName, trackerName } from "../../durable-objects/naming";
 import type { DirectoryRpc, TrackerKey, TrackerRpc } from "../../durable-objects/types";
 import type { AppEnv, Env } from "../env";
 import { locationHintOf, replicaOf } from "./replica";
+import { IDEMPOTENT_DIRECTORY_METHODS, IDEMPOTENT_TRACKER_METHODS, retryingStub } from "./retry";
 
 export type TrackerStub = DurableObjectStub<TrackerRpc & Rpc.DurableObjectBranded>;
 export type DirectoryStub = DurableObjectStub<DirectoryRpc & Rpc.DurableObjectBranded>;
 
 /** The tracker object of (model, tenant) in `key.replica`, placed near that replica's region. */
 export function trackerStub(env: Env, key: TrackerKey): TrackerStub {
-  return env.TRACKER.getByName(trackerName(key), { locationHint: locationHintOf(key.replica) });
+  const name = trackerName(key);
+  const locationHint = locationHintOf(key.replica);
+  return retryingStub(() => env.TRACKER.getByName(name, { locationHint }), IDEMPOTENT_TRACKER_METHODS);
 }
 
 /** The directory object of `replica`, listing that replica's trackers. */
 export function directoryStub(env: Env, replica: string): DirectoryStub {
-  return env.DIRECTORY.getByName(directoryName(replica), { locationHint: locationHintOf(replica) });
+  const name = directoryName(replica);
+  const locationHint = locationHintOf(replica);
+  return retryingStub(() => env.DIRECTORY.getByName(name, { locationHint }), IDEMPOTENT_DIRECTORY_METHODS);
 }
 
 /** The tracker a body or query names, in the replica serving this request. */
