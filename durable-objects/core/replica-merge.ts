@@ -191,7 +191,7 @@ export function addEventOf(tracker: Tracker, req: LiveRequest): AddEvent {
  * its size are in the book and the others are set aside. Only registrations made concurrently at
  * two replicas on an empty tracker ever disagree, so the full pass here is rare.
  */
-function reconcileBlockSize(tracker: Tracker): void {
+export function reconcileBlockSize(tracker: Tracker): void {
   const { records, book } = tracker;
   if (records.excluded.size === 0) return;
   let founder: { key: EventKey; blockSize: number } | undefined;

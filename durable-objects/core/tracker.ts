@@ -13,6 +13,7 @@ import type { AddEvent, BindEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
 import { fail, text } from "./messages";
 import type { WorkerEntry } from "./rank-slot";
+import { reconcileBlockSize } from "./replica-merge";
 import { ReplicaRecords } from "./replica-records";
 import { NULL_STORE, type TrackerStore } from "./store";
 
@@ -158,6 +159,8 @@ export class Tracker {
     if (this.replicated) {
       this.records.setGone(workerId, key);
       for (const orphan of this.records.orphansOf(workerId)) this.records.clearOrphan(orphan.requestId);
+      // The oldest registered worker may have been this one: another block size may now decide.
+      reconcileBlockSize(this);
     }
     this.emit({ ...key, type: "unregister", workerId });
     return { ok: true, deleted: !this.exists };
