@@ -14,7 +14,7 @@ import { MsgpackReader } from "./msgpack-reader";
 import { MsgpackWriter } from "./msgpack-writer";
 import type { ReplicaBatch, ReplicaBatchHeader } from "./types";
 
-export { CodecError } from "./msgpack-reader";
+export { CodecError } from "./codec-error";
 export { routerIdOf } from "./event-encoder";
 export type { ReplicaBatch, ReplicaBatchHeader } from "./types";
 

@@ -5,12 +5,11 @@
  * required one is there, and variants are the six this codec writes. Decoded events carry no
  * `undefined` keys: an absent optional stays absent.
  */
-import type { RouterCard, RouterMode, WorkerType } from "../types";
-import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/events";
-import { CodecError, type MsgpackReader } from "./msgpack-reader";
+import type { AddEvent, ReplicaEvent } from "../core/events";
+import { once, readMap, requireKeys } from "./map-fields";
+import type { MsgpackReader } from "./msgpack-reader";
+import { type BindData, type RegisterData, readBind, readRegister } from "./variant-decoders";
 
-const WORKER_TYPES: readonly WorkerType[] = ["decode", "prefill"];
-const ROUTER_MODES: readonly RouterMode[] = ["kv", "round_robin", "random"];
 /** Bits of the event fields seen so far; `REQUIRED` are the ones every event must have. */
 const F = { request_id: 1, worker: 2, data: 4, router_id: 8, lora_name: 16, origin: 32, clock: 64 } as const;
 const STARTED_AT = 128;
@@ -27,36 +26,11 @@ type AddData = Pick<
   AddEvent,
   "hashes" | "newIslTokens" | "expectedOutputTokens" | "expectedPrefillDurationMs"
 >;
-type RegisterData = Pick<RegisterEvent, "blockSize" | "dpStart" | "dpSize" | "workerType" | "routerConfig">;
-type BindData = Pick<BindEvent, "sessionId" | "hop" | "expiresAt">;
 type Data =
   | { type: Unit }
   | ({ type: "add" } & AddData)
   | ({ type: "register" } & RegisterData)
   | ({ type: "bind" } & BindData);
-const HOPS: readonly BindEvent["hop"][] = ["decode", "prefill"];
-
-/** Reads a map, calling `field` for each key; returns a bitmask of the keys `field` knew (cold paths). */
-function readMap(r: MsgpackReader, what: string, field: (key: string) => number): number {
-  let seen = 0;
-  for (let n = r.mapHeader(what); n > 0; n--) {
-    const at = r.pos;
-    const key = r.key(what);
-    seen = once(r, seen, field(key), what, key, at);
-  }
-  return seen;
-}
-
-/** Adds a field's bit to `seen`; a key of bit 0 is unknown, and its value is skipped. */
-function once(r: MsgpackReader, seen: number, bit: number, what: string, key: string, at: number): number {
-  if (bit === 0) r.skip(`${what}.${key}`);
-  else if (seen & bit) r.fail(what, `no repeated key "${key}"`, at);
-  return seen | bit;
-}
-
-function requireKeys(what: string, seen: number, required: number, names: string): void {
-  if ((seen & required) !== required) throw new CodecError(`event-codec: ${what} lacks one of ${names}`);
-}
 
 export function readEvent(r: MsgpackReader): ReplicaEvent {
   let requestId = "";
@@ -245,83 +219,4 @@ function readDuration(r: MsgpackReader): number {
   });
   requireKeys("expected_prefill_duration", seen, 3, "secs, nanos");
   return secs * 1000 + nanos / 1e6;
-}
-
-function readBind(r: MsgpackReader): Data {
-  const data: { type: "bind" } & BindData = { type: "bind", sessionId: "", hop: "decode", expiresAt: 0 };
-  const seen = readMap(r, "SessionBound", (key) => {
-    switch (key) {
-      case "session_id":
-        data.sessionId = r.str("session_id");
-        return 1;
-      case "hop":
-        data.hop = oneOf(r, "hop", HOPS);
-        return 2;
-      case "expires_at":
-        data.expiresAt = r.uint("expires_at");
-        return 4;
-      default:
-        return 0;
-    }
-  });
-  requireKeys("SessionBound", seen, 7, "session_id, hop, expires_at");
-  return data;
-}
-
-function readRegister(r: MsgpackReader): Data {
-  const data: { type: "register" } & RegisterData = { type: "register", blockSize: 0, dpStart: 0, dpSize: 0 };
-  const seen = readMap(r, "RegisterWorker", (key) => {
-    switch (key) {
-      case "block_size":
-        data.blockSize = r.u32("block_size");
-        return 1;
-      case "dp_start":
-        data.dpStart = r.u32("dp_start");
-        return 2;
-      case "dp_size":
-        data.dpSize = r.u32("dp_size");
-        return 4;
-      case "worker_type":
-        if (!r.nil()) data.workerType = oneOf(r, "worker_type", WORKER_TYPES);
-        return 8;
-      case "router_config":
-        if (!r.nil()) data.routerConfig = readRouterCard(r);
-        return 16;
-      default:
-        return 0;
-    }
-  });
-  requireKeys("RegisterWorker", seen, 7, "block_size, dp_start, dp_size");
-  return data;
-}
-
-function readRouterCard(r: MsgpackReader): RouterCard {
-  const card: RouterCard = { routerMode: "kv" };
-  const seen = readMap(r, "router_config", (key) => {
-    switch (key) {
-      case "router_mode":
-        card.routerMode = oneOf(r, "router_mode", ROUTER_MODES);
-        return 1;
-      case "overlap_score_weight":
-        if (!r.nil()) card.overlapScoreWeight = r.f64("overlap_score_weight");
-        return 2;
-      case "router_temperature":
-        if (!r.nil()) card.routerTemperature = r.f64("router_temperature");
-        return 4;
-      case "session_affinity_ttl_secs":
-        if (!r.nil()) card.sessionAffinityTtlSecs = r.u32("session_affinity_ttl_secs");
-        return 8;
-      default:
-        return 0;
-    }
-  });
-  requireKeys("router_config", seen, 1, "router_mode");
-  return card;
-}
-
-function oneOf<T extends string>(r: MsgpackReader, what: string, values: readonly T[]): T {
-  const at = r.pos;
-  const value = r.key(what);
-  if (!(values as readonly string[]).includes(value)) r.fail(what, values.join(" | "), at);
-  return value as T;
 }

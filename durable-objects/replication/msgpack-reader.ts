@@ -4,31 +4,16 @@
  * make it allocate more than the input could hold or loop past the input's end: each element
  * consumes at least one byte.
  */
+import { CodecError } from "./codec-error";
+import { cachedString, decodeUtf8 } from "./utf8-strings";
 
 const TWO_32 = 0x1_0000_0000;
 /** Unknown values are skipped (forward compatibility), but only this deep. */
 const MAX_SKIP_DEPTH = 8;
 
-// `ignoreBOM`: a string may start with U+FEFF, and it must come back.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** Word order of a u64 in a Uint32Array view of a BigUint64Array (platform byte order). */
 const LO = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
 const HI = 1 - LO;
-/**
- * Recurring strings up to `MAX_CACHED_KEY` bytes are cached in a hash table of 2^KEY_SLOT_BITS
- * chained buckets, emptied once it holds `MAX_CACHED_KEYS` (keys of unknown fields must not grow it
- * without bound).
- */
-const MAX_CACHED_KEY = 32;
-const KEY_SLOT_BITS = 10;
-const MAX_CACHED_KEYS = 4096;
-const keyTable: ({ bytes: Uint8Array; value: string }[] | undefined)[] = new Array(1 << KEY_SLOT_BITS);
-let keyCount = 0;
-
-/** What the replication decoder throws for input it cannot accept. */
-export class CodecError extends Error {
-  override name = "CodecError";
-}
 
 export class MsgpackReader {
   pos = 0;
@@ -135,33 +120,7 @@ export class MsgpackReader {
     const b = this.bytes;
     const start = this.pos;
     this.pos += n;
-    if (n === 0 || n > MAX_CACHED_KEY) return decodeUtf8(b, start, n, what);
-    // Length and four sampled bytes: enough to spread this codec's keys; the bytes are compared anyway.
-    let h = Math.imul(
-      n ^ (b[start]! << 8) ^ (b[start + n - 1]! << 16) ^ (b[start + (n >> 1)]! << 24),
-      0x9e37_79b1,
-    );
-    h = Math.imul(h ^ (b[start + (n >> 2)]! * 31), 0x85eb_ca6b);
-    const slot = h >>> (32 - KEY_SLOT_BITS);
-    const bucket = keyTable[slot];
-    if (bucket !== undefined) {
-      for (const entry of bucket) {
-        const cached = entry.bytes;
-        if (cached.length !== n) continue;
-        let i = 0;
-        while (i < n && cached[i] === b[start + i]) i++;
-        if (i === n) return entry.value;
-      }
-    }
-    const value = decodeUtf8(b, start, n, what);
-    if (++keyCount > MAX_CACHED_KEYS) {
-      keyTable.fill(undefined);
-      keyCount = 1;
-    }
-    const entry = { bytes: b.slice(start, start + n), value };
-    if (bucket === undefined || keyCount === 1) keyTable[slot] = [entry];
-    else bucket.push(entry);
-    return value;
+    return cachedString(b, start, n, what);
   }
 
   /** A string, or `undefined` (nothing consumed) when the next value is not a string. */
@@ -301,20 +260,5 @@ export class MsgpackReader {
     this.need(bytes, what);
     this.pos += bytes;
     for (let i = 0; i < items; i++) this.skip(what, depth + 1);
-  }
-}
-
-/** ASCII by hand (short strings are the common case, and `TextDecoder` has a fixed cost per call). */
-function decodeUtf8(b: Uint8Array, start: number, n: number, what: string): string {
-  if (n <= 32) {
-    let s = "";
-    let i = start;
-    while (i < start + n && b[i]! < 0x80) s += String.fromCharCode(b[i++]!);
-    if (i === start + n) return s;
-  }
-  try {
-    return utf8.decode(b.subarray(start, start + n));
-  } catch {
-    throw new CodecError(`event-codec: ${what}: invalid UTF-8 at byte ${start}`);
   }
 }
