@@ -1,0 +1,76 @@
+/** fast-check arbitraries of replication events and batches, for the codec's property tests. */
+import fc from "fast-check";
+import type { ReplicaEvent } from "../../durable-objects/core/events";
+import type { ReplicaBatch } from "../../durable-objects/replication/event-codec";
+
+const U64_MAX = 2n ** 64n - 1n;
+
+/** A plain object without its undefined keys (fast-check records have a null prototype). */
+function defined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
+  const u64 = fc.oneof(
+    fc.bigInt({ min: 0n, max: U64_MAX }),
+    fc.constantFrom(0n, 1n, 2n ** 32n, 2n ** 63n, U64_MAX),
+  );
+  const uint = fc.oneof(fc.nat(), fc.maxSafeNat());
+  const u32 = fc.nat({ max: 2 ** 32 - 1 });
+  const text = fc.string({ unit: "binary", maxLength: 40 });
+  const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+  const k = { ts: fc.maxSafeNat(), origin: text };
+  const card = fc.record({
+    routerMode: fc.constantFrom("kv" as const, "round_robin" as const, "random" as const),
+    overlapScoreWeight: opt(fc.double({ noNaN: true })),
+    routerTemperature: opt(fc.double({ min: 0, noNaN: true })),
+    sessionAffinityTtlSecs: opt(u32),
+  });
+  const event: fc.Arbitrary<ReplicaEvent> = fc.oneof(
+    fc.record({
+      ...k,
+      type: fc.constant("add" as const),
+      requestId: text,
+      workerId: u64,
+      dpRank: u32,
+      hashes: fc.array(u64, { maxLength: 40 }).map((a) => BigUint64Array.from(a)),
+      newIslTokens: uint,
+      expectedOutputTokens: opt(u32),
+      expectedPrefillDurationMs: opt(fc.nat()),
+      startedAt: uint,
+      deadline: uint,
+    }),
+    fc.record({
+      ...k,
+      type: fc.constant("register" as const),
+      workerId: u64,
+      blockSize: u32,
+      dpStart: u32,
+      dpSize: u32,
+      workerType: opt(fc.constantFrom("decode" as const, "prefill" as const)),
+      routerConfig: opt(card.map(defined)),
+    }),
+    fc.record({ ...k, type: fc.constant("unregister" as const), workerId: u64 }),
+    fc.record({ ...k, type: fc.constantFrom("free" as const, "prefill_complete" as const), requestId: text }),
+    fc.record({
+      ...k,
+      type: fc.constant("bind" as const),
+      sessionId: text,
+      hop: fc.constantFrom("decode" as const, "prefill" as const),
+      workerId: u64,
+      dpRank: u32,
+      expiresAt: uint,
+    }),
+  );
+  return fc
+    .record({
+      origin: text,
+      incarnation: text,
+      kind: fc.constantFrom("stream" as const, "snapshot" as const),
+      firstSeq: uint,
+      upTo: uint,
+      final: fc.boolean(),
+      events: fc.array(event.map(defined), { maxLength: 10 }),
+    })
+    .map(defined);
+}
