@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { applyBatch } from "./batch";
 import { type RoutingState, routeRequest, routingStatsOf } from "./core/route-request";
 import { seededRng, systemRng } from "./core/rng";
 import { Tracker } from "./core/tracker";
@@ -17,6 +18,8 @@ import { openRouting } from "./sql-affinity-store";
 import { SqlTrackerStore } from "./sql-tracker-store";
 import type {
   AddInput,
+  BatchOp,
+  BatchOpResult,
   PotentialLoad,
   RankLoad,
   RegisterInput,
@@ -163,6 +166,10 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   async free(requestId: string): Promise<Result> {
     return this.finish(this.tracker.free(requestId, Date.now()), "free");
+  }
+
+  async batch(ops: BatchOp[]): Promise<Result<{ results: BatchOpResult[] }>> {
+    return this.finish(applyBatch(this.tracker, ops, Date.now(), (op, result) => this.ops.record(op, result)));
   }
 
   async listLoads(): Promise<RankLoad[]> {

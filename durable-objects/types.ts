@@ -204,6 +204,8 @@ export interface TrackerRpc {
   add(input: AddInput): Promise<Result>;
   prefillComplete(requestId: string): Promise<Result>;
   free(requestId: string): Promise<Result>;
+  /** `POST /batch`: lifecycle ops in order, in one call; fails only for more than `MAX_BATCH_OPS` ops. */
+  batch(ops: BatchOp[]): Promise<Result<{ results: BatchOpResult[] }>>;
   listLoads(): Promise<RankLoad[]>;
   potentialLoads(hashes: BigUint64Array, newIslTokens: number): Promise<Result<{ loads: PotentialLoad[] }>>;
   /** Replication state towards each peer replica (empty with one replica). */

@@ -6,6 +6,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./env";
 import { onError } from "./http/errors";
 import { send } from "./http/respond";
+import { batch } from "./routes/batch";
 import { health } from "./routes/health";
 import { lifecycle } from "./routes/lifecycle";
 import { loads } from "./routes/loads";
@@ -19,6 +20,7 @@ const app = new Hono<AppEnv>();
 const routes = app
   .route("/", registry)
   .route("/", lifecycle)
+  .route("/", batch)
   .route("/", loads)
   .route("/", route)
   .route("/", replication)

@@ -4,29 +4,16 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { ErrorCode, Failure, Result } from "../../durable-objects/types";
+import { STATUS_OF_CODE } from "../../durable-objects/status";
+import type { Failure, Result } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
 import { JsonSyntaxError } from "./json";
 import { send } from "./respond";
 import { isRetryable } from "./retry";
 import { SchemaError, type SchemaErrorKind } from "./schema";
 
-export const STATUS_OF_CODE = {
-  invalid_block_size: 400,
-  invalid_dp_size: 400,
-  invalid_dp_range: 400,
-  invalid_input: 400,
-  block_size_mismatch: 409,
-  duplicate_worker: 409,
-  duplicate_request: 409,
-  worker_not_found: 404,
-  tracker_not_found: 404,
-  rank_not_found: 404,
-  request_not_found: 404,
-  too_large: 413,
-  limit_exceeded: 429,
-  no_worker: 503,
-} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
+/** The status of every tracker error code; one table, shared with `/batch`'s per-op results. */
+export { STATUS_OF_CODE };
 
 const STATUS_OF_SCHEMA_ERROR = {
   invalid: 422,

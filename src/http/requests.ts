@@ -4,12 +4,26 @@
  */
 import { PREFILL_BOOKING_SUFFIX } from "../../durable-objects/core/route-request";
 import {
+  MAX_BATCH_OPS,
   MAX_HASHES_PER_CALL,
   MAX_NAME_BYTES,
   MAX_REQUEST_ID_BYTES,
   MAX_SESSION_ID_BYTES,
 } from "../../durable-objects/limits";
-import { enumOf, float, hashes, object, optional, string, u32, u64, uint, withDefault } from "./schema";
+import {
+  array,
+  enumOf,
+  float,
+  hashes,
+  object,
+  optional,
+  string,
+  tagged,
+  u32,
+  u64,
+  uint,
+  withDefault,
+} from "./schema";
 
 const name = string({ minBytes: 1, maxBytes: MAX_NAME_BYTES });
 const requestId = string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES });
@@ -46,22 +60,37 @@ export const registerBody = object(
 
 export const unregisterBody = object({ worker_id: u64(), ...tracker }, TENANT_ALIAS);
 
-export const addBody = object(
-  {
-    ...tracker,
-    request_id: requestId,
-    worker_id: u64(),
-    dp_rank: u32(),
-    sequence_hashes: sequenceHashes,
-    new_isl_tokens: newIslTokens,
-    expected_output_tokens: optional(u32()),
-    expected_prefill_duration_ms: optional(float({ min: 0 })),
-  },
-  TENANT_ALIAS,
-);
+/** `/add`'s own fields (also an `add` op of `/batch`). */
+const addFields = {
+  request_id: requestId,
+  worker_id: u64(),
+  dp_rank: u32(),
+  sequence_hashes: sequenceHashes,
+  new_isl_tokens: newIslTokens,
+  expected_output_tokens: optional(u32()),
+  expected_prefill_duration_ms: optional(float({ min: 0 })),
+};
+
+export const addBody = object({ ...tracker, ...addFields }, TENANT_ALIAS);
 
 /** `/prefill_complete` and `/free`. */
 export const requestIdBody = object({ ...tracker, request_id: requestId }, TENANT_ALIAS);
+
+/** `POST /batch`: lifecycle ops, each with its route's fields but the tracker's, applied in order. */
+export const batchBody = object(
+  {
+    ...tracker,
+    ops: array(
+      tagged("op", {
+        add: object(addFields),
+        prefill_complete: object({ request_id: requestId }),
+        free: object({ request_id: requestId }),
+      }),
+      { maxItems: MAX_BATCH_OPS },
+    ),
+  },
+  TENANT_ALIAS,
+);
 
 export const potentialLoadsBody = object(
   { ...tracker, sequence_hashes: sequenceHashes, new_isl_tokens: newIslTokens },

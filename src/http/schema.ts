@@ -300,3 +300,39 @@ export function object<S extends Shape>(
   );
   return { ...described, shape };
 }
+
+type TaggedOf<K extends string, V extends { readonly [tag: string]: Schema<object> }> = {
+  [T in keyof V & string]: { [P in K]: T } & Infer<V[T]>;
+}[keyof V & string];
+
+/**
+ * One of several object shapes, told apart by the string field `key` (`{"op": "add", …}`): the
+ * variant named by `key` validates the object, and the result carries `key` too.
+ */
+export function tagged<const K extends string, const V extends { readonly [tag: string]: Schema<object> }>(
+  key: K,
+  variants: V,
+): Schema<TaggedOf<K, V>> {
+  const tags = Object.keys(variants);
+  const tagSchema = enumOf(tags);
+  return node(
+    (value, path) => {
+      if (!isPlainObject(value)) return invalid(path, "an object");
+      const at = path === "" ? key : `${path}.${key}`;
+      if (!Object.hasOwn(value, key) || value[key] === undefined)
+        throw new SchemaError(`missing field \`${at}\``);
+      const tag = tagSchema.parse(value[key], at);
+      return { ...variants[tag]!.parse(value, path), [key]: tag } as TaggedOf<K, V>;
+    },
+    {
+      oneOf: tags.map((tag) => {
+        const { properties, required, ...rest } = variants[tag]!.toJsonSchema();
+        return {
+          ...rest,
+          properties: { [key]: { const: tag }, ...(properties as Record<string, JsonOutput>) },
+          required: [key, ...((required as string[] | undefined) ?? [])],
+        };
+      }),
+    },
+  );
+}
