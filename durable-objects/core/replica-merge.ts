@@ -17,11 +17,12 @@ import type { Tracker } from "./tracker";
  *   than its worker's current registration, its rank is in that registration's range, and its
  *   deadline (carried in the add: every replica expires it at the same moment) has not passed;
  * - its prefill is done iff a completion newer than the add exists.
- * The newest add or free of each request id is remembered for the expiry age (`freed`), also once
- * the add has left without a free. A change that cannot be placed yet is kept: a free as a
- * tombstone, an early completion as a mark, an add for a worker unknown here as an orphan, until a
- * change that decides it arrives or the expiry age makes it moot. Times taken from a change
- * (prefill end, anchors) are the origin's, so every replica computes the same loads.
+ * The newest add or free (`freed`) and the newest completion (`marks`) of each request id are
+ * remembered for the expiry age, also once the add has left or its prefill is done: the record, not
+ * the live book, decides what an older change arriving later does. An add for a worker unknown
+ * here is kept as an orphan until a change that decides it arrives or the expiry age makes it moot.
+ * Times taken from a change (prefill end, anchors) are the origin's, so every replica computes the
+ * same loads.
  */
 export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: number): void {
   // What is due has left at its deadline already: a change merged into it would move its rank's
@@ -83,7 +84,7 @@ function place(tracker: Tracker, event: AddEvent): void {
   }
   const mark = records.marks.get(event.requestId);
   const prefillDone = mark !== undefined && isNewer(mark, event);
-  if (mark) records.clearMark(event.requestId);
+  if (mark && !prefillDone) records.clearMark(event.requestId);
   tracker.bookRequest(event, prefillDone);
 }
 
@@ -102,13 +103,10 @@ function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free"
 function mergePrefill(tracker: Tracker, event: Extract<ReplicaEvent, { type: "prefill_complete" }>): void {
   const { records } = tracker;
   const id = event.requestId;
+  // Remembered even when it completes the live add: a newer add replacing that one may precede it.
+  if (isNewer(event, records.marks.get(id))) records.setMark(id, { ts: event.ts, origin: event.origin });
   const live = tracker.request(id);
-  if (live && isNewer(event, keyOf(live))) {
-    tracker.completePrefill(live, physicalMs(event.ts));
-    return;
-  }
-  // Not live here (yet): remember it for an add that it follows.
-  if (!live && isNewer(event, records.marks.get(id))) records.setMark(id, event);
+  if (live && isNewer(event, keyOf(live))) tracker.completePrefill(live, physicalMs(event.ts));
 }
 
 function mergeRegister(tracker: Tracker, event: RegisterEvent): void {
@@ -160,8 +158,9 @@ function setAside(tracker: Tracker, worker: WorkerEntry): AddEvent[] {
   for (const req of tracker.book.requests.values()) {
     if (req.slot.workerId !== worker.workerId) continue;
     adds.push(addEventOf(tracker, req));
-    if (!req.inPrefill && req.prefillTokens > 0) {
-      tracker.records.setMark(req.id, { ts: req.addTs + 1, origin: req.origin });
+    const done = { ts: req.addTs + 1, origin: req.origin };
+    if (!req.inPrefill && req.prefillTokens > 0 && isNewer(done, tracker.records.marks.get(req.id))) {
+      tracker.records.setMark(req.id, done);
     }
   }
   tracker.removeWorker(worker, physicalMs(worker.key.ts));

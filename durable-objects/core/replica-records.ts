@@ -10,7 +10,8 @@ export type RecordKind = "free" | "prefill" | "gone";
  * any order (see `replica-merge.ts`):
  * - `freed`: the newest add or free of a request id, so an older add that arrives later stays dead
  *   even once the newest add has left without a free (expired, or gone with its worker);
- * - `marks`: a prefill completion that arrived before its add;
+ * - `marks`: the newest prefill completion of a request id, whether it arrived before its add or
+ *   completed it (a newer add replacing that one may still precede it);
  * - `gone`: the newest unregistration of a worker id, so an older registration stays dead;
  * - `orphans`: bookings for a worker this replica does not know (yet);
  * - `excluded`: registrations whose block size lost to the tracker's.

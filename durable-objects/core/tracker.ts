@@ -216,7 +216,9 @@ export class Tracker {
     // A repeat changes nothing and is not shipped again.
     if (req.inPrefill) {
       this.completePrefill(req, now);
-      this.emit({ ...this.stamp(now), type: "prefill_complete", requestId });
+      const key = this.stamp(now);
+      if (this.replicated) this.records.setMark(requestId, key);
+      this.emit({ ...key, type: "prefill_complete", requestId });
     }
     return { ok: true };
   }
