@@ -7,6 +7,8 @@ import type { AppEnv } from "./env";
 import { onError } from "./http/errors";
 import { send } from "./http/respond";
 import { batch } from "./routes/batch";
+import { dashboard } from "./routes/dashboard";
+import { docs } from "./routes/docs";
 import { health } from "./routes/health";
 import { lifecycle } from "./routes/lifecycle";
 import { loads } from "./routes/loads";
@@ -28,6 +30,10 @@ const routes = app
 
 /** The typed API for `hc<AppType>(baseUrl)`; see `src/client.ts`. */
 export type AppType = typeof routes;
+
+// Pages and the API's description, for people and tools rather than the typed client.
+app.route("/", docs);
+app.route("/", dashboard);
 
 /**
  * Methods per known path, read after every group is mounted: Hono sends a method mismatch to

@@ -13,7 +13,10 @@ export type WireValue<T> = T extends bigint
     : T extends readonly (infer E)[]
       ? WireValue<E>[]
       : T extends object
-        ? { [K in keyof T]: WireValue<T[K]> }
+        ? { [K in keyof T as undefined extends T[K] ? never : K]: WireValue<T[K]> } & {
+            // JSON leaves an undefined field out, and the schemas read a missing one as undefined.
+            [K in keyof T as undefined extends T[K] ? K : never]?: WireValue<Exclude<T[K], undefined>>;
+          }
         : T;
 
 type OmittableKeys<S extends Shape> = {

@@ -1,0 +1,111 @@
+/**
+ * The answers' shapes, for the OpenAPI document, written with the request DSL so 64-bit fields carry
+ * the same exact bounds as in the requests. Only `toJsonSchema()` is used: answers are built by the
+ * routes, not parsed.
+ */
+import { MAX_BATCH_OPS } from "../../durable-objects/limits";
+import { array, describe, enumOf, float, object, optional, string, u32, u64, uint } from "./schema";
+
+const anyText = string({ minBytes: 0, maxBytes: 2 ** 20 });
+const name = string({ minBytes: 1, maxBytes: 256 });
+const count = (what: string) => describe(uint(), what);
+
+/** `{"status":"ok"}`: every successful write. */
+export const okAnswer = object({ status: enumOf(["ok"]) });
+
+/** `{"error": "…"}`: every failure, with the exact text (Dynamo's wording where Dynamo has one). */
+export const errorAnswer = object({ error: describe(anyText, "What is wrong, naming the field.") });
+
+const routerCardAnswer = object({
+  router_mode: enumOf(["kv", "round_robin", "random"]),
+  overlap_score_weight: optional(float({ min: 0 })),
+  router_temperature: optional(float({ min: 0 })),
+  session_affinity_ttl_secs: optional(u32()),
+});
+
+export const workersAnswer = array(
+  object({
+    worker_id: u64(),
+    model_name: name,
+    tenant_id: name,
+    block_size: u32(),
+    dp_start: u32(),
+    dp_size: u32(),
+    worker_type: optional(enumOf(["decode", "prefill"])),
+    router_config: optional(routerCardAnswer),
+  }),
+);
+
+export const loadsAnswer = array(
+  object({
+    model_name: name,
+    tenant_id: name,
+    worker_id: u64(),
+    dp_rank: u32(),
+    active_prefill_tokens: count("Prompt tokens of live requests whose prefill has not completed (decayed)."),
+    active_decode_blocks: count("Distinct KV blocks over the prompts of the rank's live requests."),
+  }),
+);
+
+export const potentialLoadsAnswer = array(
+  object({
+    worker_id: u64(),
+    dp_rank: u32(),
+    potential_prefill_tokens: count("active_prefill_tokens + new_isl_tokens."),
+    potential_decode_blocks: count("active_decode_blocks + query blocks the rank does not already hold."),
+    active_requests: count("Live requests on the rank."),
+  }),
+);
+
+const cost = object({
+  logit: describe(float(), "Dynamo's KV cost of the chosen rank; lower is better."),
+  potential_prefill_tokens: uint(),
+  potential_decode_blocks: uint(),
+  overlap_blocks: count("Leading prompt blocks the rank already holds."),
+});
+
+export const routeAnswer = object({
+  worker_id: u64(),
+  dp_rank: u32(),
+  cost,
+  mode: enumOf(["kv", "round_robin", "random"]),
+  prefill: optional(
+    describe(
+      object({
+        worker_id: u64(),
+        dp_rank: u32(),
+        request_id: describe(name, "The prefill hop's booking: `<request_id>#prefill`; free it as well."),
+        mode: enumOf(["kv", "round_robin", "random"]),
+        cost,
+      }),
+      "Present when the tracker has prefill workers.",
+    ),
+  ),
+});
+
+export const peersAnswer = object({
+  replica: describe(name, "The replica that answered."),
+  peers: array(
+    object({
+      peer: name,
+      state: enumOf(["ok", "backing_off", "resync"]),
+      queued_events: count("Events accepted here that the peer has not acknowledged."),
+      last_acked_seq: count("Highest sequence number of this replica's stream the peer acknowledged."),
+      oldest_unacked_age_ms: count("Age of the oldest unacknowledged event, ms (0 when none)."),
+      consecutive_failures: count("Consecutive failed sends."),
+    }),
+  ),
+});
+
+export const batchAnswer = object({
+  results: describe(
+    array(
+      object({
+        status: describe(u32(), "What the op's own route would have answered: 200, 201, 400, 404, 409, …"),
+        error: optional(anyText),
+      }),
+      { maxItems: MAX_BATCH_OPS },
+    ),
+    "One result per op, in order.",
+  ),
+});
