@@ -96,7 +96,8 @@ export function retryingStub<S extends object>(
         };
       }
       const value: unknown = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
+      // Not `value.bind(target)`: on an RPC stub, `bind` would be read as a remote method too.
+      return typeof value === "function" ? (...args: unknown[]) => Reflect.apply(value, target, args) : value;
     },
   });
 }
