@@ -19,8 +19,16 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             // Short expiry so expiry runs in seconds; seeded `/route` randomness (the
-            // `x-slot-tracker-seed` header) is allowed here and nowhere else.
-            miniflare: { bindings: { REQUEST_EXPIRY_SECONDS: "3", ALLOW_TEST_SEED: "1" } },
+            // `x-slot-tracker-seed` header) is allowed here and nowhere else. Small live caps, so
+            // `caps.test.ts` reaches them over HTTP (production: 200,000 requests, 2,000,000 blocks).
+            miniflare: {
+              bindings: {
+                REQUEST_EXPIRY_SECONDS: "3",
+                ALLOW_TEST_SEED: "1",
+                MAX_LIVE_REQUESTS: "200",
+                MAX_LIVE_BLOCKS: "300000",
+              },
+            },
           }),
         ],
         test: {
