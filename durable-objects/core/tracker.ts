@@ -197,7 +197,22 @@ export class Tracker {
       );
     }
     const key = this.stamp(now);
-    const event: AddEvent = { ...key, type: "add", ...input, startedAt: now, deadline: now + this.expiryMs };
+    // Spelled out: a spread of the key and then of `input` takes V8's generic runtime path, about
+    // 15 µs an event on the benchmark machine, more than the rest of an add (`npm run bench`).
+    const event: AddEvent = {
+      ts: key.ts,
+      origin: key.origin,
+      type: "add",
+      requestId: input.requestId,
+      workerId: input.workerId,
+      dpRank: input.dpRank,
+      hashes: input.hashes,
+      newIslTokens: input.newIslTokens,
+      expectedOutputTokens: input.expectedOutputTokens,
+      expectedPrefillDurationMs: input.expectedPrefillDurationMs,
+      startedAt: now,
+      deadline: now + this.expiryMs,
+    };
     this.bookRequest(event, false);
     if (this.replicated) {
       this.records.setFreed(input.requestId, key);
@@ -218,7 +233,7 @@ export class Tracker {
       this.completePrefill(req, now);
       const key = this.stamp(now);
       if (this.replicated) this.records.setMark(requestId, key);
-      this.emit({ ...key, type: "prefill_complete", requestId });
+      this.emit({ ts: key.ts, origin: key.origin, type: "prefill_complete", requestId });
     }
     return { ok: true };
   }
