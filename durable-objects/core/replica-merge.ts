@@ -21,8 +21,15 @@ import type { Tracker } from "./tracker";
  * remembered for the expiry age, also once the add has left or its prefill is done: the record, not
  * the live book, decides what an older change arriving later does. An add for a worker unknown
  * here is kept as an orphan until a change that decides it arrives or the expiry age makes it moot.
- * Times taken from a change (prefill end, anchors) are the origin's, so every replica computes the
- * same loads.
+ * Times taken from a change (a prefill's end, a free) are its key's, the same at every replica.
+ *
+ * Not convergent: the decayed part of a rank's prefill load (requests with an expected prefill
+ * duration). Its anchor is when the request ahead left the rank's queue, and a replica that never
+ * queued that request (its add arrived already freed, completed or expired, or a snapshot no longer
+ * listed it) anchors at the next request's own booking instead; a local change also takes the local
+ * clock where peers take its key's, which runs ahead of a lagging clock. Decayed prefill tokens can
+ * differ by that offset until the anchored prefill ends; which prefills are pending, and every other
+ * figure, converge exactly (`test/unit/replication-property.test.ts`).
  */
 export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: number): void {
   // What is due has left at its deadline already: a change merged into it would move its rank's
