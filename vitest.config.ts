@@ -1,11 +1,25 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
+/**
+ * The `auth` project's secret: a tenant's frontend, that tenant's registrar (admin for its tenant
+ * only), another tenant, and operators with every tenant. Tests find each token by its name.
+ */
+const API_TOKENS = JSON.stringify({
+  "tok-acme-3f9c2a": { tenants: ["acme"], name: "acme" },
+  "tok-acme-admin-81d0e4": { tenants: ["acme"], admin: true, name: "acmeAdmin" },
+  "tok-globex-5b7a19": { tenants: ["globex"], name: "globex" },
+  "tok-ops-c64e02": { tenants: ["*"], admin: true, name: "ops" },
+});
+
 export default defineConfig({
   test: {
     reporters: ["default", ["json", { outputFile: "test-artifacts/vitest.json" }]],
     // Pool teardown can outlast vitest's default on a busy machine.
     teardownTimeout: 60_000,
+    // The Worker's access log writes a line per request and the suites make thousands; the tests of
+    // the log itself read it through a console spy, which sees every line whatever is printed.
+    onConsoleLog: (log) => !log.startsWith('{"level":"info"'),
     projects: [
       {
         test: {
@@ -34,6 +48,20 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            // The `workers` project runs open (no secret); this one sets API_TOKENS as production would.
+            miniflare: { bindings: { API_TOKENS } },
+          }),
+        ],
+        test: {
+          name: "auth",
+          include: ["test/auth/**/*.test.ts"],
           testTimeout: 30_000,
         },
       },

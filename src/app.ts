@@ -4,6 +4,8 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "./env";
+import { accessLog } from "./http/access-log";
+import { authenticate } from "./http/auth";
 import { onError } from "./http/errors";
 import { send } from "./http/respond";
 import { batch } from "./routes/batch";
@@ -17,6 +19,9 @@ import { replication } from "./routes/replication";
 import { route } from "./routes/route";
 
 const app = new Hono<AppEnv>();
+
+// Logging first, so it also sees the answers `authenticate` gives without calling a route.
+app.use(accessLog, authenticate);
 
 /** One chain, so its type carries every route's path, input and answer to `hono/client`. */
 const routes = app
@@ -41,6 +46,8 @@ app.route("/", dashboard);
  */
 const METHODS_OF_PATH = new Map<string, string[]>();
 for (const { path, method } of app.routes) {
+  // Middleware (`app.use`) registers as method ALL on `/*`; it is no route.
+  if (method === "ALL") continue;
   const methods = METHODS_OF_PATH.get(path) ?? [];
   // Hono answers HEAD on every GET route. A route's validator middleware is an entry of its own.
   for (const m of method === "GET" ? ["GET", "HEAD"] : [method]) if (!methods.includes(m)) methods.push(m);

@@ -1,4 +1,5 @@
 import type { DirectoryRpc, TrackerRpc } from "../durable-objects/types";
+import type { RequestVars } from "./http/request-vars";
 
 /**
  * The Worker's bindings (wrangler.toml). The namespaces are typed by the RPC contract rather than by
@@ -15,6 +16,11 @@ export interface Env {
   REPLICAS: string;
   /** "1" lets `/route` take the `x-slot-tracker-seed` header (tests only; never set in production). */
   ALLOW_TEST_SEED?: string;
+  /**
+   * Secret: JSON map from bearer token to its grant (`http/api-tokens.ts`). Unset, the API is open.
+   * Set it with `wrangler secret put API_TOKENS`, never in wrangler.toml.
+   */
+  API_TOKENS?: string;
 }
 
-export type AppEnv = { Bindings: Env };
+export type AppEnv = { Bindings: Env; Variables: RequestVars };

@@ -7,8 +7,10 @@ import type { Context } from "hono";
 import { directoryName, trackerName } from "../../durable-objects/naming";
 import type { DirectoryRpc, TrackerKey, TrackerRpc } from "../../durable-objects/types";
 import type { AppEnv, Env } from "../env";
+import { authorize } from "./auth";
 import { locationHintOf, replicaOf } from "./replica";
 import { IDEMPOTENT_DIRECTORY_METHODS, IDEMPOTENT_TRACKER_METHODS, retryingStub } from "./retry";
+import { noteTarget } from "./request-vars";
 
 export type TrackerStub = DurableObjectStub<TrackerRpc & Rpc.DurableObjectBranded>;
 export type DirectoryStub = DurableObjectStub<DirectoryRpc & Rpc.DurableObjectBranded>;
@@ -27,10 +29,16 @@ export function directoryStub(env: Env, replica: string): DirectoryStub {
   return retryingStub(() => env.DIRECTORY.getByName(name, { locationHint }), IDEMPOTENT_DIRECTORY_METHODS);
 }
 
-/** The tracker a body or query names, in the replica serving this request. */
+/**
+ * The tracker a body or query names, in the replica serving this request. Every route about one
+ * tracker comes through here, so this is where its tenant is checked against the caller's token.
+ */
 export function trackerFor(
   c: Context<AppEnv>,
   target: { model_name: string; tenant_id: string },
 ): TrackerStub {
-  return trackerStub(c.env, { replica: replicaOf(c), model: target.model_name, tenant: target.tenant_id });
+  authorize(c, target.tenant_id);
+  const key = { replica: replicaOf(c), model: target.model_name, tenant: target.tenant_id };
+  noteTarget(c, key);
+  return trackerStub(c.env, key);
 }

@@ -2,18 +2,19 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
-import { rowsOf, trackersToList } from "../http/listing";
+import { rowsOf } from "../http/listing";
 import { compareRank, compareTracker } from "../http/order";
 import { replicaOf } from "../http/replica";
 import { listingQuery, potentialLoadsBody } from "../http/requests";
 import { send } from "../http/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
+import { visibleTrackers } from "../http/visible-trackers";
 import { validBody, validQuery } from "../http/validate";
 
 export const loads = new Hono<AppEnv>()
   .get("/loads", validQuery(listingQuery), async (c) => {
     const filter = c.req.valid("query");
-    const keys = await trackersToList(c.env, replicaOf(c), filter);
+    const keys = await visibleTrackers(c, filter, replicaOf(c));
     const rows = await rowsOf(keys, async (key) =>
       (await trackerStub(c.env, key).listLoads()).map((load) => ({
         model_name: key.model,

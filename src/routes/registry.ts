@@ -3,12 +3,13 @@ import { Hono } from "hono";
 import { cardFromWire, cardToWire } from "../../durable-objects/core/advertisement";
 import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
-import { rowsOf, trackersToList } from "../http/listing";
+import { rowsOf } from "../http/listing";
 import { compareBigint, compareTracker } from "../http/order";
 import { replicaOf } from "../http/replica";
 import { listingQuery, registerBody, unregisterBody } from "../http/requests";
 import { send, sendOk } from "../http/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
+import { visibleTrackers } from "../http/visible-trackers";
 import { validBody, validQuery } from "../http/validate";
 
 export const registry = new Hono<AppEnv>()
@@ -33,7 +34,7 @@ export const registry = new Hono<AppEnv>()
   })
   .get("/workers", validQuery(listingQuery), async (c) => {
     const filter = c.req.valid("query");
-    const keys = await trackersToList(c.env, replicaOf(c), filter);
+    const keys = await visibleTrackers(c, filter, replicaOf(c));
     const rows = await rowsOf(keys, async (key) =>
       (await trackerStub(c.env, key).listWorkers()).map((worker) => ({
         worker_id: worker.workerId,

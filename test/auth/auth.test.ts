@@ -1,0 +1,278 @@
+import { encode } from "@msgpack/msgpack";
+import { describe, expect, it } from "vitest";
+import app from "../../src/app";
+import { type Caller, CALLERS, call, query, TOKENS } from "./client";
+
+const TENANT = "acme";
+
+interface RouteCase {
+  method: "GET" | "POST";
+  path: string;
+  admin: boolean;
+  /** The call for `model` of tenant acme, after `setUp` (worker 1 with two ranks, request r1 live). */
+  request: (model: string) => { path: string; body?: unknown };
+  /** Status for a caller allowed to make it. */
+  ok: number;
+}
+
+const scope = (model: string) => ({ model_name: model, tenant_id: TENANT });
+
+const ROUTES: RouteCase[] = [
+  {
+    method: "POST",
+    path: "/register",
+    admin: true,
+    ok: 201,
+    request: (m) => ({
+      path: "/register",
+      body: { ...scope(m), worker_id: 2, block_size: 16, dp_start: 0, dp_size: 1 },
+    }),
+  },
+  {
+    method: "POST",
+    path: "/unregister",
+    admin: true,
+    ok: 200,
+    request: (m) => ({ path: "/unregister", body: { ...scope(m), worker_id: 1 } }),
+  },
+  {
+    method: "GET",
+    path: "/workers",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: `/workers${query(scope(m))}` }),
+  },
+  {
+    method: "POST",
+    path: "/add",
+    admin: false,
+    ok: 201,
+    request: (m) => ({
+      path: "/add",
+      body: {
+        ...scope(m),
+        request_id: "r2",
+        worker_id: 1,
+        dp_rank: 1,
+        sequence_hashes: [7, 8],
+        new_isl_tokens: 5,
+      },
+    }),
+  },
+  {
+    method: "POST",
+    path: "/prefill_complete",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: "/prefill_complete", body: { ...scope(m), request_id: "r1" } }),
+  },
+  {
+    method: "POST",
+    path: "/free",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: "/free", body: { ...scope(m), request_id: "r1" } }),
+  },
+  {
+    method: "POST",
+    path: "/batch",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: "/batch", body: { ...scope(m), ops: [{ op: "free", request_id: "r1" }] } }),
+  },
+  {
+    method: "GET",
+    path: "/loads",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: `/loads${query(scope(m))}` }),
+  },
+  {
+    method: "POST",
+    path: "/potential_loads",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: "/potential_loads", body: { ...scope(m), sequence_hashes: [1, 2, 3] } }),
+  },
+  {
+    method: "POST",
+    path: "/route",
+    admin: false,
+    ok: 201,
+    request: (m) => ({ path: "/route", body: { ...scope(m), request_id: "r3", sequence_hashes: [1, 2] } }),
+  },
+  {
+    method: "GET",
+    path: "/replica_sync/peers",
+    admin: true,
+    ok: 200,
+    request: (m) => ({ path: `/replica_sync/peers${query(scope(m))}` }),
+  },
+];
+
+/**
+ * Pages without tracker data (the dashboard shell, the API's description), open to browsers that
+ * cannot send a header; the dashboard's own API calls carry the token.
+ */
+const DOCUMENTS = ["/", "/docs", "/openapi.json"];
+
+/** What `caller` must get from `route`; the error text too where the status is a refusal. */
+function expected(route: RouteCase, caller: Caller): { status: number; error?: string } {
+  switch (caller) {
+    case "none":
+      return { status: 401, error: "missing bearer token" };
+    case "bad":
+      return { status: 401, error: "invalid bearer token" };
+    case "globex":
+      return route.admin
+        ? { status: 403, error: `${route.path} requires an admin token` }
+        : { status: 403, error: `this token may not access tenant "acme"` };
+    case "acme":
+      return route.admin
+        ? { status: 403, error: `${route.path} requires an admin token` }
+        : { status: route.ok };
+    case "acmeAdmin":
+    case "ops":
+      return { status: route.ok };
+  }
+}
+
+/** A fresh tracker of tenant acme: worker 1 with ranks 0 and 1, request r1 live on rank 0. */
+async function setUp(): Promise<string> {
+  const model = `auth-${crypto.randomUUID()}`;
+  const registered = await call("ops", "POST", "/register", {
+    ...scope(model),
+    worker_id: 1,
+    block_size: 16,
+    dp_start: 0,
+    dp_size: 2,
+  });
+  expect(registered.status).toBe(201);
+  const added = await call("ops", "POST", "/add", {
+    ...scope(model),
+    request_id: "r1",
+    worker_id: 1,
+    dp_rank: 0,
+    sequence_hashes: [1, 2],
+    new_isl_tokens: 10,
+  });
+  expect(added.status).toBe(201);
+  return model;
+}
+
+/** Everything a refused call could have changed, as the operators' token reads it. */
+async function stateOf(model: string): Promise<string> {
+  const workers = await (await call("ops", "GET", `/workers${query(scope(model))}`)).text();
+  const loads = await (await call("ops", "GET", `/loads${query(scope(model))}`)).text();
+  return `${workers}\n${loads}`;
+}
+
+describe("the auth matrix: every route for every caller", () => {
+  it.each(ROUTES)(
+    "$method $path: 401 without a valid token, 403 out of scope, served in scope",
+    async (route) => {
+      for (const caller of CALLERS) {
+        const model = await setUp();
+        const before = await stateOf(model);
+        const { path, body } = route.request(model);
+        const res = await call(caller, route.method, path, body);
+        const want = expected(route, caller);
+        const text = await res.text();
+        expect({ caller, status: res.status }, text).toEqual({ caller, status: want.status });
+        if (want.error !== undefined) {
+          expect(JSON.parse(text)).toEqual({ error: want.error });
+          // A refused call changes nothing.
+          expect(await stateOf(model)).toBe(before);
+        }
+        if (want.status === 401) expect(res.headers.get("www-authenticate")).toMatch(/^Bearer realm=/);
+      }
+    },
+  );
+
+  it("GET /health answers every caller, with or without a token", async () => {
+    for (const caller of CALLERS) expect((await call(caller, "GET", "/health")).status).toBe(200);
+  });
+
+  it("covers every route the app serves", () => {
+    const covered = new Set(["/health", ...ROUTES.map((r) => r.path), ...DOCUMENTS]);
+    const served = app.routes.filter((r) => r.method !== "ALL").map((r) => r.path);
+    expect(served.filter((path) => !covered.has(path))).toEqual([]);
+  });
+
+  it("serves the pages without tracker data to every caller, like /health", async () => {
+    const served = new Set(app.routes.map((r) => r.path));
+    for (const path of DOCUMENTS.filter((p) => served.has(p))) {
+      for (const caller of CALLERS)
+        expect({ path, caller, status: (await call(caller, "GET", path)).status }).toEqual({
+          path,
+          caller,
+          status: 200,
+        });
+    }
+  });
+});
+
+describe("bearer tokens", () => {
+  it("takes the scheme in any case and ignores surrounding spaces", async () => {
+    const res = await call("none", "GET", "/workers", undefined, {
+      authorization: `  bEaReR ${TOKENS.acme}  `,
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it("answers a Basic or empty Authorization header as a missing bearer token", async () => {
+    for (const header of ["Basic dG9rOnRvaw==", "Bearer", "", TOKENS.acme]) {
+      const res = await call("none", "GET", "/workers", undefined, { authorization: header });
+      expect([res.status, await res.json()]).toEqual([401, { error: "missing bearer token" }]);
+    }
+  });
+
+  it("refuses a token that is a prefix, an extension or a case variant of a real one", async () => {
+    const acme = TOKENS.acme;
+    for (const token of [acme.slice(0, -1), `${acme}0`, acme.toUpperCase()]) {
+      const res = await call("none", "GET", "/workers", undefined, { authorization: `Bearer ${token}` });
+      expect([res.status, await res.json()]).toEqual([401, { error: "invalid bearer token" }]);
+    }
+  });
+
+  it("checks the tenant given as routing_group, and in a MessagePack body, like tenant_id", async () => {
+    const model = await setUp();
+    const aliased = await call("globex", "POST", "/free", {
+      model_name: model,
+      routing_group: TENANT,
+      request_id: "r1",
+    });
+    expect([aliased.status, await aliased.json()]).toEqual([
+      403,
+      { error: 'this token may not access tenant "acme"' },
+    ]);
+    const packed = encode({ model_name: model, tenant_id: TENANT, request_id: "r1" });
+    const msgpack = await call("globex", "POST", "/free", packed, { "content-type": "application/msgpack" });
+    expect(msgpack.status).toBe(403);
+    expect(await stateOf(model)).toContain('"active_prefill_tokens":10');
+  });
+
+  it("the default tenant is a tenant like any other: outside a token's scope unless granted", async () => {
+    const res = await call("acme", "POST", "/potential_loads", { model_name: "m", sequence_hashes: [] });
+    expect([res.status, await res.json()]).toEqual([
+      403,
+      { error: 'this token may not access tenant "default"' },
+    ]);
+  });
+});
+
+describe("peer replication", () => {
+  it("is internal RPC: no HTTP route reaches the objects' replicate method", async () => {
+    expect(
+      app.routes.filter((r) => /replicat(e|ion)\b/.test(r.path) && r.path !== "/replica_sync/peers"),
+    ).toEqual([]);
+    for (const path of [
+      "/replicate",
+      "/replica_sync/replicate",
+      "/replica_sync",
+      "/replica_sync/peers/replicate",
+    ]) {
+      expect((await call("ops", "POST", path, {})).status).toBe(404);
+    }
+  });
+});
