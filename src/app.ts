@@ -14,6 +14,7 @@ import { docs } from "./routes/docs";
 import { health } from "./routes/health";
 import { lifecycle } from "./routes/lifecycle";
 import { loads } from "./routes/loads";
+import { metrics } from "./routes/metrics";
 import { registry } from "./routes/registry";
 import { replication } from "./routes/replication";
 import { route } from "./routes/route";
@@ -36,6 +37,8 @@ const routes = app
 /** The typed API for `hc<AppType>(baseUrl)`; see `src/client.ts`. */
 export type AppType = typeof routes;
 
+// Prometheus text, for scrapers rather than the typed client.
+app.route("/", metrics);
 // Pages and the API's description, for people and tools rather than the typed client.
 app.route("/", docs);
 app.route("/", dashboard);

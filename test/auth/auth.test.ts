@@ -108,6 +108,13 @@ const ROUTES: RouteCase[] = [
     ok: 200,
     request: (m) => ({ path: `/replica_sync/peers${query(scope(m))}` }),
   },
+  {
+    method: "GET",
+    path: "/metrics",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: `/metrics${query(scope(m))}` }),
+  },
 ];
 
 /**

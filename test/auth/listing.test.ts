@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parsePrometheus } from "../workers/prometheus-text";
 import { type Caller, call, query } from "./client";
 
 /** One model with a worker in each of tenants acme and globex, registered by the operators. */
@@ -43,7 +44,7 @@ describe("list routes show only what the token may see", () => {
 
   it("refuses a filter naming a tenant outside the token's scope, rather than answering empty", async () => {
     const model = await twoTenants();
-    for (const path of ["/workers", "/loads"]) {
+    for (const path of ["/workers", "/loads", "/metrics"]) {
       const res = await call("acme", "GET", `${path}${query({ model_name: model, tenant_id: "globex" })}`);
       expect([path, res.status, await res.json()]).toEqual([
         path,
@@ -53,4 +54,18 @@ describe("list routes show only what the token may see", () => {
     }
   });
 
+  it("GET /metrics keeps the caller's tenants", async () => {
+    const model = await twoTenants();
+    const tenantsIn = async (caller: Caller) => {
+      const res = await call(caller, "GET", `/metrics${query({ model_name: model })}`);
+      expect(res.status).toBe(200);
+      const parsed = parsePrometheus(await res.text());
+      return [
+        ...new Set(parsed.samples.filter((s) => s.labels.model === model).map((s) => s.labels.tenant)),
+      ].sort();
+    };
+    expect(await tenantsIn("acme")).toEqual(["acme"]);
+    expect(await tenantsIn("globex")).toEqual(["globex"]);
+    expect(await tenantsIn("ops")).toEqual(["acme", "globex"]);
+  });
 });

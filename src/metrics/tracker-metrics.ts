@@ -1,0 +1,194 @@
+/**
+ * Renders what the tracker objects report (`TrackerMetrics`) as Prometheus families. Every series
+ * carries `replica`, `model` and `tenant`: one scrape covers one replica, and a Prometheus that
+ * scrapes several replicas of the same URL must still tell their series apart.
+ */
+import type { TrackerKey, TrackerMetrics, TrackerOp } from "../../durable-objects/types";
+import { httpErrorOf } from "../http/errors";
+import type { Exposition, Labels } from "./exposition";
+
+export interface Scraped {
+  key: TrackerKey;
+  metrics: TrackerMetrics;
+}
+
+/** The HTTP route each counted operation answers. */
+const ROUTE_OF_OP: Record<TrackerOp, string> = {
+  register: "/register",
+  unregister: "/unregister",
+  workers: "/workers",
+  add: "/add",
+  prefill_complete: "/prefill_complete",
+  free: "/free",
+  loads: "/loads",
+  potential_loads: "/potential_loads",
+  route: "/route",
+  peers: "/replica_sync/peers",
+};
+
+/** Dynamo answers writes that create something with 201. */
+const CREATED: ReadonlySet<TrackerOp> = new Set(["register", "add", "route"]);
+
+function statusOf(op: TrackerOp, outcome: TrackerMetrics["ops"][number]["outcome"]): number {
+  if (outcome === "ok") return CREATED.has(op) ? 201 : 200;
+  return httpErrorOf({ code: outcome, message: "" }).status;
+}
+
+export function renderTracker(out: Exposition, { key, metrics: m }: Scraped): void {
+  const tracker: Labels = { replica: key.replica, model: key.model, tenant: key.tenant };
+  for (const rank of m.ranks) {
+    const labels = { ...tracker, worker_id: rank.workerId, dp_rank: rank.dpRank };
+    out.gauge(
+      "slot_tracker_active_decode_blocks",
+      "Distinct KV blocks held by the live requests of a worker rank.",
+      labels,
+      rank.activeDecodeBlocks,
+    );
+    out.gauge(
+      "slot_tracker_active_prefill_tokens",
+      "Prompt tokens still waiting for prefill on a worker rank (after decay, if any).",
+      labels,
+      rank.activePrefillTokens,
+    );
+  }
+  // The same gauges under the names Dynamo's frontend exports, for existing dashboards.
+  for (const rank of m.ranks) {
+    const labels = {
+      ...tracker,
+      worker_id: rank.workerId,
+      dp_rank: rank.dpRank,
+      worker_type: rank.workerType,
+    };
+    out.gauge(
+      "dynamo_frontend_worker_active_decode_blocks",
+      "Alias of slot_tracker_active_decode_blocks under Dynamo's frontend metric name.",
+      labels,
+      rank.activeDecodeBlocks,
+    );
+    out.gauge(
+      "dynamo_frontend_worker_active_prefill_tokens",
+      "Alias of slot_tracker_active_prefill_tokens under Dynamo's frontend metric name.",
+      labels,
+      rank.activePrefillTokens,
+    );
+  }
+  out.gauge("slot_tracker_live_requests", "Live requests of a tracker.", tracker, m.liveRequests);
+  out.gauge("slot_tracker_registered_workers", "Workers registered with a tracker.", tracker, m.workers);
+  out.gauge(
+    "slot_tracker_start_time_seconds",
+    "When the tracker object started counting (its counters reset then), Unix seconds.",
+    tracker,
+    m.since / 1000,
+  );
+  renderOps(out, tracker, m);
+  out.counter(
+    "slot_tracker_expired_requests_total",
+    "Live requests removed by expiry (REQUEST_EXPIRY_SECONDS).",
+    tracker,
+    m.expiredRequests,
+  );
+  out.counter(
+    "slot_tracker_sqlite_rows_written_total",
+    "Rows SQLite reports written by the tracker object.",
+    tracker,
+    m.rowsWritten,
+  );
+  renderReplication(out, tracker, m);
+  renderRouting(out, tracker, m);
+}
+
+function renderOps(out: Exposition, tracker: Labels, m: TrackerMetrics): void {
+  // Outcomes with the same status (two 404 codes, say) are one series.
+  const totals = new Map<string, { route: string; status: number; count: number }>();
+  for (const { op, outcome, count } of m.ops) {
+    const route = ROUTE_OF_OP[op] ?? `/${op}`;
+    const status = statusOf(op, outcome);
+    const id = `${route} ${status}`;
+    const total = totals.get(id) ?? { route, status, count: 0 };
+    total.count += count;
+    totals.set(id, total);
+  }
+  for (const { route, status, count } of totals.values()) {
+    out.counter(
+      "slot_tracker_requests_total",
+      "Operations the tracker object answered, by route and HTTP status (requests refused before reaching it are not counted).",
+      { ...tracker, route, status },
+      count,
+    );
+  }
+}
+
+function renderReplication(out: Exposition, tracker: Labels, m: TrackerMetrics): void {
+  for (const p of m.peers) {
+    const labels = { ...tracker, peer: p.peer };
+    out.counter(
+      "slot_tracker_replication_events_sent_total",
+      "Replication events a peer replica acknowledged.",
+      labels,
+      p.eventsSent,
+    );
+    out.counter(
+      "slot_tracker_replication_resyncs_total",
+      "Snapshot resyncs of a peer completed.",
+      labels,
+      p.resyncs,
+    );
+    out.gauge(
+      "slot_tracker_replication_peer_lag_events",
+      "Events accepted here that the peer has not acknowledged.",
+      labels,
+      p.lagEvents,
+    );
+    out.gauge(
+      "slot_tracker_replication_peer_lag_seconds",
+      "Age of the oldest event the peer has not acknowledged (0 when none).",
+      labels,
+      p.lagMs / 1000,
+    );
+    out.gauge(
+      "slot_tracker_replication_peer_state",
+      "1 for the peer's current replication state (ok, backing_off, resync).",
+      { ...labels, state: p.state },
+      1,
+    );
+  }
+  for (const o of m.origins) {
+    const labels = { ...tracker, origin: o.origin };
+    out.counter(
+      "slot_tracker_replication_events_applied_total",
+      "Replication events from an origin replica applied here.",
+      labels,
+      o.applied,
+    );
+    out.counter(
+      "slot_tracker_replication_events_deduplicated_total",
+      "Replication events from an origin skipped as already applied (retries, duplicates).",
+      labels,
+      o.deduplicated,
+    );
+  }
+}
+
+function renderRouting(out: Exposition, tracker: Labels, m: TrackerMetrics): void {
+  for (const hop of ["decode", "prefill"] as const) {
+    const stats = m.routing[hop];
+    out.counter(
+      "slot_tracker_route_conflicts_total",
+      "/route calls that resolved a worker set whose router_config advertisements disagreed.",
+      { ...tracker, hop },
+      stats.conflictedRoutes,
+    );
+    out.gauge(
+      "slot_tracker_route_disagreeing_cards",
+      "Workers whose router_config differs from the deciding (first registered) one.",
+      { ...tracker, hop },
+      stats.disagreeingCards,
+    );
+  }
+  out.gauge(
+    "slot_tracker_session_bindings",
+    "Live session affinity bindings.",
+    tracker,
+    m.routing.sessionBindings,
+  );
+}
