@@ -96,6 +96,17 @@ export default defineConfig({
           hookTimeout: 180_000,
         },
       },
+      {
+        // The dashboard in headless Chromium (Debian's package, which `.ci/run` installs) against the
+        // Worker under wrangler's local runtime.
+        test: {
+          name: "browser",
+          environment: "node",
+          include: ["test/browser/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
     ],
   },
 });

@@ -307,6 +307,24 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     method: "get",
+    path: "/metrics",
+    tag: "Operations",
+    summary: "Prometheus metrics",
+    description:
+      "Per-rank gauges, live requests, workers, operation counters, expiries, replication events and peer lag, read from the tracker objects of one replica (at most 256 trackers per scrape; narrow with the filters).",
+    access: "tenant",
+    query: listingQuery,
+    extraQuery: { replica: "Scrape this replica instead of the serving one." },
+    headers: REPLICA_HEADER,
+    success: {
+      status: 200,
+      description: "Prometheus text exposition format 0.0.4.",
+      mediaType: "text/plain",
+    },
+    errors: {},
+  },
+  {
+    method: "get",
     path: "/openapi.json",
     tag: "Operations",
     summary: "This document",

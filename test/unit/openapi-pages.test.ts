@@ -6,6 +6,7 @@ import type { Env } from "../../src/env";
 import { OPERATIONS } from "../../src/http/api-operations";
 
 const env = { REPLICAS: "primary", REQUEST_EXPIRY_SECONDS: "300" } as unknown as Env;
+const tokens = JSON.stringify({ "s3cret-admin": { tenants: ["*"], admin: true } });
 
 describe("GET /docs", () => {
   it("renders every documented path and method into one self-contained HTML page", async () => {
@@ -64,5 +65,13 @@ describe("GET / (dashboard)", () => {
     expect(() => new Function(DASHBOARD_SCRIPT)).not.toThrow();
     expect(DASHBOARD_SCRIPT).not.toContain("${");
     expect(DASHBOARD_SCRIPT).toContain("ctx.source");
+  });
+
+  it("is public when API_TOKENS is set, like /docs and /openapi.json, while the API asks for a token", async () => {
+    const secured = { ...env, API_TOKENS: tokens } as Env;
+    for (const path of ["/", "/docs", "/openapi.json"]) {
+      expect((await app.request(path, {}, secured)).status, path).toBe(200);
+    }
+    expect((await app.request("/loads", {}, secured)).status).toBe(401);
   });
 });

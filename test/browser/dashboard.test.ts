@@ -1,0 +1,177 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, call, launchChromium, startWorker, type Worker } from "./harness";
+
+/**
+ * The dashboard in a real browser against the real Worker, with auth on as in production: the page
+ * asks for a token, shows every registered rank's loads, follows new bookings, and a screenshot is
+ * kept as `test-artifacts/dashboard.png`.
+ */
+
+const TOKEN = "tok-ops-4b1e7c";
+const API_TOKENS = JSON.stringify({ [TOKEN]: { tenants: ["*"], admin: true, name: "ops" } });
+const BIG = "18446744073709551557";
+const LLAMA = "llama-3-70b";
+const QWEN = "qwen-2.5-7b";
+/** Deadlines for what the page shows: it polls every second, so a few polls at most. */
+const POLL = { timeout: 20_000, interval: 100 };
+const ARTIFACT = join(import.meta.dirname, "../../test-artifacts/dashboard.png");
+
+let worker: Worker;
+let base: URL;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+async function post(path: string, body: string, expected: number): Promise<void> {
+  const res = await call(base, TOKEN, "POST", path, body);
+  expect(res.status, `${path} ${body} → ${res.text}`).toBe(expected);
+}
+
+const hashes = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i).join(",");
+
+function add(
+  model: string,
+  tenant: string,
+  id: string,
+  workerId: string,
+  rank: number,
+  prompt: string,
+  isl: number,
+) {
+  return post(
+    "/add",
+    `{"model_name":"${model}","tenant_id":"${tenant}","request_id":"${id}","worker_id":${workerId},"dp_rank":${rank},"sequence_hashes":[${prompt}],"new_isl_tokens":${isl}}`,
+    201,
+  );
+}
+
+async function rankShown(selector: string) {
+  const row = page.locator(selector);
+  if ((await row.count()) === 0) return null;
+  return {
+    decode: await row.getAttribute("data-decode"),
+    prefill: await row.getAttribute("data-prefill"),
+    requests: await row.getAttribute("data-requests"),
+  };
+}
+
+/** Waits until the rank row shows exactly `expected` (decode blocks, prefill tokens, live requests). */
+async function expectRank(
+  model: string,
+  workerId: string,
+  rank: number,
+  expected: { decode: number; prefill: number; requests: number },
+): Promise<void> {
+  const selector = `section.tracker[data-model="${model}"] .rank[data-worker="${workerId}"][data-rank="${rank}"]`;
+  const want = {
+    decode: String(expected.decode),
+    prefill: String(expected.prefill),
+    requests: String(expected.requests),
+  };
+  await expect.poll(() => rankShown(selector), { ...POLL, message: selector }).toEqual(want);
+}
+
+const text = (selector: string) => () => page.locator(selector).first().textContent();
+
+beforeAll(async () => {
+  worker = await startWorker({ REPLICAS: "east,west", REQUEST_EXPIRY_SECONDS: "300" }, { API_TOKENS });
+  base = await worker.url;
+  const register = (
+    model: string,
+    tenant: string,
+    id: string,
+    block: number,
+    start: number,
+    size: number,
+    extra = "",
+  ) =>
+    post(
+      "/register",
+      `{"worker_id":${id},"model_name":"${model}","tenant_id":"${tenant}","block_size":${block},"dp_start":${start},"dp_size":${size}${extra}}`,
+      201,
+    );
+  await register(LLAMA, "default", "7", 16, 0, 2);
+  await register(LLAMA, "default", BIG, 16, 0, 2);
+  await register(LLAMA, "default", "12", 16, 0, 1, ',"worker_type":"prefill"');
+  await register(QWEN, "acme", "3", 32, 0, 4);
+  await add(LLAMA, "default", "r1", "7", 0, hashes(1, 4), 256);
+  await add(LLAMA, "default", "r2", "7", 0, hashes(1, 6), 128);
+  await add(LLAMA, "default", "r3", BIG, 1, hashes(10, 19), 512);
+  await post("/prefill_complete", `{"model_name":"${LLAMA}","request_id":"r3"}`, 200);
+  await add(QWEN, "acme", "q1", "3", 2, hashes(100, 107), 64);
+
+  browser = await launchChromium();
+  page = await browser.context.newPage();
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.dispose();
+});
+
+describe("the live dashboard in Chromium", () => {
+  it("asks for a token when the API requires one, and keeps it in sessionStorage once given", async () => {
+    await page.goto(base.href);
+    await expect.poll(text("#status-text"), POLL).toBe("token required");
+    expect(await page.locator("#notice").textContent()).toContain("requires an API token");
+    await page.fill("#token", TOKEN);
+    await page.click("#token-form button[type=submit]");
+    await expect.poll(() => page.locator("#status").getAttribute("class"), POLL).toContain("live");
+    expect(await page.evaluate("sessionStorage.getItem('slot-tracker-token')")).toBe(TOKEN);
+    expect(await page.locator("#token-state").textContent()).toBe("token in use");
+  });
+
+  it("shows every registered rank per model and tenant with its decode blocks, prefill tokens and live requests", async () => {
+    await expectRank(LLAMA, "7", 0, { decode: 6, prefill: 384, requests: 2 });
+    await expectRank(LLAMA, "7", 1, { decode: 0, prefill: 0, requests: 0 });
+    await expectRank(LLAMA, BIG, 1, { decode: 10, prefill: 0, requests: 1 });
+    await expectRank(LLAMA, "12", 0, { decode: 0, prefill: 0, requests: 0 });
+    await expectRank(QWEN, "3", 2, { decode: 8, prefill: 64, requests: 1 });
+    const cards = page.locator("section.tracker");
+    const shown: string[] = [];
+    for (let i = 0; i < (await cards.count()); i++) {
+      const card = cards.nth(i);
+      shown.push(`${await card.getAttribute("data-model")}/${await card.getAttribute("data-tenant")}`);
+    }
+    expect(shown).toEqual([`${LLAMA}/default`, `${QWEN}/acme`]);
+    // The 64-bit id is shown exactly, not rounded through a JS number.
+    expect(await page.locator(`.rank[data-worker="${BIG}"] .wid`).first().textContent()).toBe(BIG);
+    expect(await page.locator(`.rank[data-worker="12"] .badge`).textContent()).toBe("prefill");
+    expect(await page.locator("#t-workers").textContent()).toBe("4");
+    expect(await page.locator("#t-ranks").textContent()).toBe("9");
+    expect(await page.locator("#t-live").textContent()).toBe("4");
+  });
+
+  it("shows the replica that answers and its peers", async () => {
+    await expect.poll(text("section.tracker .replicas .peer"), POLL).toMatch(/^west ok/);
+    const line = await page.locator("section.tracker").first().locator(".replicas").textContent();
+    expect(line).toContain("served by replica east");
+  });
+
+  it("follows new bookings, frees and routed requests within a few polls", async () => {
+    await add(LLAMA, "default", "r4", BIG, 0, hashes(1, 8), 1000);
+    await post("/free", `{"model_name":"${LLAMA}","request_id":"r1"}`, 200);
+    await post(
+      "/route",
+      `{"model_name":"${QWEN}","tenant_id":"acme","request_id":"q2","sequence_hashes":[${hashes(100, 111)}],"new_isl_tokens":96}`,
+      201,
+    );
+    await expectRank(LLAMA, BIG, 0, { decode: 8, prefill: 1000, requests: 1 });
+    await expectRank(LLAMA, "7", 0, { decode: 6, prefill: 128, requests: 1 });
+    await expect.poll(text('section.tracker[data-tenant="acme"] .sums b'), POLL).toBe("2");
+    await expect.poll(text("#t-live"), POLL).toBe("5");
+  });
+
+  it("renders without script errors, and leaves a screenshot for people to look at", async () => {
+    // Bars glide to new widths and changed values flash: shoot once both have settled.
+    await expect.poll(() => page.evaluate("document.getAnimations().length"), POLL).toBe(0);
+    mkdirSync(join(ARTIFACT, ".."), { recursive: true });
+    await page.screenshot({ path: ARTIFACT, fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+});
