@@ -217,7 +217,7 @@ export function renderDocs(doc: Node): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · API reference</title><style>${DOCS_CSS}</style></head>
-<body><nav><div class="brand">${escapeHtml(title)}</div><div class="muted">API ${escapeHtml(String(info.version ?? ""))} · <a href="/openapi.json">openapi.json</a> · <a href="/">dashboard</a></div>${nav}</nav>
+<body><nav><div class="brand">${escapeHtml(title)}</div><div class="muted links">API ${escapeHtml(String(info.version ?? ""))} · <a href="/openapi.json">openapi.json</a> · <a href="/">dashboard</a></div>${nav}</nav>
 <main><header><h1>${escapeHtml(title)} <span class="muted">API reference</span></h1>
 <p class="lead">${prose(info.summary)}</p><p>${prose(info.description)}</p>
 <div class="note"><b>Authentication.</b> When the service has the <code>API_TOKENS</code> secret, send <code>Authorization: Bearer &lt;token&gt;</code>. Routes marked <span class="access tenant">tenant</span> need a token covering the tenant, <span class="access admin">admin</span> an admin token; <span class="access public">public</span> ones need none.</div>

@@ -10,6 +10,7 @@ font:15px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 nav{position:sticky;top:0;height:100vh;overflow:auto;padding:20px 14px;border-right:1px solid var(--line);background:var(--panel)}
 nav a{display:block;padding:4px 6px;border-radius:6px;color:var(--ink);text-decoration:none;font:13px ui-monospace,SFMono-Regular,Menlo,monospace;white-space:nowrap}
 nav a:hover{background:var(--code)}
+nav .links a{display:inline;padding:0;font:inherit;color:var(--accent)}
 .brand{font-weight:700;font-size:17px}
 .nav-tag{margin:16px 0 4px;font-size:11px;letter-spacing:.08em;text-transform:uppercase;color:var(--muted)}
 main{padding:28px 40px 80px;max-width:1100px}

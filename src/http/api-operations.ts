@@ -4,7 +4,9 @@
  * (`responses.ts`) and the statuses of SPEC §3 and §6. A test walks `app.routes` and fails for a
  * route missing here, so a new route cannot ship undocumented.
  */
-import { MAX_BATCH_OPS, MAX_BODY_BYTES, MAX_HASHES_PER_CALL } from "../../durable-objects/limits";
+import { MAX_BATCH_OPS, MAX_HASHES_PER_CALL } from "../../durable-objects/limits";
+import { type Operation, ok, REPLICA_HEADER } from "./api-operation";
+import { SERVICE_OPERATIONS } from "./api-service-operations";
 import {
   addBody,
   batchBody,
@@ -18,60 +20,15 @@ import {
 } from "./requests";
 import {
   batchAnswer,
-  errorAnswer,
   loadsAnswer,
-  okAnswer,
   peersAnswer,
   potentialLoadsAnswer,
   routeAnswer,
   workersAnswer,
 } from "./responses";
-import type { Schema } from "./schema";
 
-/** Who may call: anyone, a token covering the tenant, or an `admin` token (when `API_TOKENS` is set). */
-export type Access = "public" | "tenant" | "admin";
-
-export interface Answer {
-  description: string;
-  /** The body's schema; absent for an empty body. */
-  schema?: Schema<unknown>;
-  /** Defaults to JSON (or MessagePack when `Accept` asks for it). */
-  mediaType?: "text/plain" | "text/html";
-  example?: unknown;
-}
-
-export interface Operation {
-  method: "get" | "post";
-  path: string;
-  tag: "Registry" | "Requests" | "Loads" | "Routing" | "Replication" | "Operations";
-  summary: string;
-  description: string;
-  access: Access;
-  body?: Schema<unknown>;
-  query?: Schema<unknown>;
-  /** Query parameters read outside the schema (text, optional). */
-  extraQuery?: Record<string, string>;
-  /** Optional request headers this route reads. */
-  headers?: Record<string, string>;
-  success: { status: number } & Answer;
-  /** Route-specific failures: status → when. Body and auth failures are added for every route. */
-  errors: Record<number, string>;
-  example?: unknown;
-}
-
-const ok = (status: 200 | 201, description: string) => ({
-  status,
-  description,
-  schema: okAnswer,
-  example: { status: "ok" },
-});
-
-const REPLICA_HEADER = {
-  "x-slot-tracker-replica":
-    "Serve from this replica (one of `REPLICAS`); default: the replica nearest the caller.",
-};
-
-export const OPERATIONS: readonly Operation[] = [
+/** The tracker routes: Dynamo's, then `/batch`, `/route` and replication status. */
+const TRACKER_OPERATIONS: readonly Operation[] = [
   {
     method: "post",
     path: "/register",
@@ -295,91 +252,6 @@ export const OPERATIONS: readonly Operation[] = [
     },
     errors: {},
   },
-  {
-    method: "get",
-    path: "/health",
-    tag: "Operations",
-    summary: "Liveness",
-    description: "Answers 200 with an empty body; touches no object and needs no token.",
-    access: "public",
-    success: { status: 200, description: "Alive (empty body)." },
-    errors: {},
-  },
-  {
-    method: "get",
-    path: "/metrics",
-    tag: "Operations",
-    summary: "Prometheus metrics",
-    description:
-      "Per-rank gauges, live requests, workers, operation counters, expiries, replication events and peer lag, read from the tracker objects of one replica (at most 256 trackers per scrape; narrow with the filters).",
-    access: "tenant",
-    query: listingQuery,
-    extraQuery: { replica: "Scrape this replica instead of the serving one." },
-    headers: REPLICA_HEADER,
-    success: {
-      status: 200,
-      description: "Prometheus text exposition format 0.0.4.",
-      mediaType: "text/plain",
-    },
-    errors: {},
-  },
-  {
-    method: "get",
-    path: "/openapi.json",
-    tag: "Operations",
-    summary: "This document",
-    description:
-      "The OpenAPI 3.1 description of the API, generated from the schemas the routes validate with.",
-    access: "public",
-    success: { status: 200, description: "OpenAPI 3.1 (64-bit bounds written as exact integers)." },
-    errors: {},
-  },
-  {
-    method: "get",
-    path: "/docs",
-    tag: "Operations",
-    summary: "API reference page",
-    description: "This document rendered as a self-contained HTML page (no external assets).",
-    access: "public",
-    success: { status: 200, description: "HTML.", mediaType: "text/html" },
-    errors: {},
-  },
-  {
-    method: "get",
-    path: "/",
-    tag: "Operations",
-    summary: "Live dashboard",
-    description:
-      "Every worker rank's decode blocks and prefill tokens per model and tenant, live requests and replica status, refreshed every second from `/workers` and `/loads`. The page itself is public; it asks for a token and sends it as `Authorization: Bearer` when the API requires one.",
-    access: "public",
-    success: { status: 200, description: "HTML.", mediaType: "text/html" },
-    errors: {},
-  },
 ];
 
-/** Failures any body-taking route can answer (SPEC §6). */
-export const BODY_ERRORS: Record<number, string> = {
-  400: "Malformed JSON or MessagePack, or a field and its alias disagree.",
-  413: `Body over ${MAX_BODY_BYTES} bytes, or an array over its cap.`,
-  415: "Content type other than application/json or application/msgpack.",
-  422: "A missing or mistyped field; the error names it.",
-};
-
-/** Failures any query-taking route can answer. */
-export const QUERY_ERRORS: Record<number, string> = {
-  400: "A field and its alias disagree, or an unknown replica was named.",
-  422: "A mistyped query field; the error names it.",
-};
-
-export const AUTH_ERRORS: Record<Exclude<Access, "public">, Record<number, string>> = {
-  tenant: {
-    401: "`API_TOKENS` is set and the bearer token is missing or unknown.",
-    403: "The token does not cover this tenant.",
-  },
-  admin: {
-    401: "`API_TOKENS` is set and the bearer token is missing or unknown.",
-    403: "The route needs an `admin` token.",
-  },
-};
-
-export { errorAnswer };
+export const OPERATIONS: readonly Operation[] = [...TRACKER_OPERATIONS, ...SERVICE_OPERATIONS];

@@ -3,16 +3,11 @@
  * are the JSON Schemas of the very schemas the routes validate with. 64-bit integers keep their exact
  * bounds (written as exact JSON integers by `stringifyJson`) and gain `format: uint64 / int64`.
  */
+
+import { type Answer, AUTH_ERRORS, BODY_ERRORS, type Operation, QUERY_ERRORS } from "./api-operation";
+import { OPERATIONS } from "./api-operations";
 import type { JsonOutput } from "./json-write";
-import {
-  AUTH_ERRORS,
-  type Answer,
-  BODY_ERRORS,
-  errorAnswer,
-  OPERATIONS,
-  type Operation,
-  QUERY_ERRORS,
-} from "./api-operations";
+import { errorAnswer } from "./responses";
 import type { JsonSchema } from "./schema";
 
 type Doc = { [key: string]: JsonOutput | undefined };
