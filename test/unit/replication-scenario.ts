@@ -1,0 +1,274 @@
+import fc from "fast-check";
+import { expect } from "vitest";
+import type { LiveRequest } from "../../durable-objects/core/live-request";
+import { Tracker } from "../../durable-objects/core/tracker";
+import type { Result } from "../../durable-objects/types";
+import { type ReplyFate, type SendFate, Sim } from "./replication-sim";
+import { h, T0 } from "./tracker-fixtures";
+
+/**
+ * Random replication scenarios for the property test: operations at replicas drawn from small
+ * alphabets (few workers, request ids, prompts), interleaved with network steps, played on `Sim`.
+ */
+
+export const EXPIRY_MS = 30_000;
+export const NAMES = ["a", "b", "c", "d"];
+const WORKERS = [1n, 2n, 3n];
+const IDS = ["r1", "r2", "r3", "r4"];
+export const QUERIES: [BigUint64Array, number][] = [
+  [h(), 0],
+  [h(1), 5],
+  [h(1, 2), 0],
+  [h(2, 3, 1), 7],
+];
+
+export type Op =
+  | { op: "register"; workerId: bigint; blockSize: number; dpSize: number }
+  | { op: "unregister"; workerId: bigint }
+  | {
+      op: "add";
+      requestId: string;
+      slot: number;
+      hashes: bigint[];
+      newIslTokens: number;
+      duration: number | undefined;
+    }
+  | { op: "free" | "prefillComplete"; requestId: string };
+
+export type Step =
+  | { kind: "op"; at: number; op: Op }
+  | { kind: "advance"; ms: number }
+  | { kind: "send"; from: number; to: number; fate: SendFate }
+  | { kind: "flush"; fate: SendFate }
+  | { kind: "deliver"; pick: number; fate: ReplyFate }
+  | { kind: "timeout"; pick: number }
+  /** Cuts the replicas whose bit is set off the others; 0 heals. */
+  | { kind: "partition"; side: number };
+
+const requestId = fc.constantFrom(...IDS);
+const workerId = fc.constantFrom(...WORKERS);
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("register" as const),
+      workerId,
+      blockSize: fc.constantFrom(16, 16, 16, 32),
+      dpSize: fc.constantFrom(1, 2),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("unregister" as const), workerId }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant("add" as const),
+      requestId,
+      slot: fc.nat({ max: 4 }),
+      hashes: fc.array(fc.constantFrom(1n, 2n, 3n), { maxLength: 3 }),
+      newIslTokens: fc.constantFrom(0, 10, 25),
+      duration: fc.constantFrom(undefined, undefined, 0, 400, 4_000, 15_000),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ op: fc.constantFrom("free" as const), requestId }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constantFrom("prefillComplete" as const), requestId }) },
+);
+
+const index = fc.nat({ max: 7 });
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 12, arbitrary: fc.record({ kind: fc.constant("op" as const), at: index, op: opArb }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("advance" as const),
+      ms: fc.constantFrom(0, 1, 7, 10, 120, 700, EXPIRY_MS - 1, EXPIRY_MS + 1, 3 * EXPIRY_MS),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("send" as const),
+      from: index,
+      to: index,
+      fate: fc.constantFrom<SendFate>("deliver", "deliver", "drop", "duplicate"),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("flush" as const),
+      fate: fc.constantFrom<SendFate>("deliver", "deliver", "drop", "duplicate"),
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant("deliver" as const),
+      pick: index,
+      fate: fc.constantFrom<ReplyFate>("ok", "ok", "ok", "replyLost", "overloaded"),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("timeout" as const), pick: index }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("partition" as const), side: fc.nat({ max: 15 }) }) },
+);
+
+export const scenarioArb = fc.record({
+  n: fc.integer({ min: 2, max: 4 }),
+  skews: fc.array(fc.nat({ max: 50 }), { minLength: 4, maxLength: 4 }),
+  maxBatch: fc.constantFrom(3, 256),
+  maxBacklog: fc.constantFrom(6, 20, 100_000),
+  seed: fc.nat(),
+  /** Whether adds may carry an expected prefill duration (decaying prefill load). */
+  decay: fc.boolean(),
+  steps: fc.array(stepArb, { minLength: 20, maxLength: 100, size: "max" }),
+});
+export type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
+
+/** Runs a local operation; an add aims at the tracker's `slot`-th rank when it has one. */
+export function runOp(t: Tracker, op: Op, now: number, decay = true): Result {
+  switch (op.op) {
+    case "register":
+      return t.register(
+        { workerId: op.workerId, blockSize: op.blockSize, dpStart: 0, dpSize: op.dpSize },
+        now,
+      );
+    case "unregister":
+      return t.unregister(op.workerId, now);
+    case "add": {
+      const slots = t.book.sortedSlots();
+      const target = slots[op.slot % Math.max(1, slots.length)];
+      return t.add(
+        {
+          requestId: op.requestId,
+          workerId: target?.workerId ?? 1n,
+          dpRank: target?.dpRank ?? 0,
+          hashes: h(...op.hashes),
+          newIslTokens: op.newIslTokens,
+          ...(op.duration === undefined || !decay ? {} : { expectedPrefillDurationMs: op.duration }),
+        },
+        now,
+      );
+    }
+    case "free":
+      return t.free(op.requestId, now);
+    case "prefillComplete":
+      return t.prefillComplete(op.requestId, now);
+  }
+}
+
+/**
+ * Everything a client can read at `now`, as one comparable value. With `undecayed`, prefill figures
+ * are replaced by each rank's queue (request ids and prompt tokens in queue order): the time a
+ * decaying prefill is anchored at is not convergent across origins (see `replica-merge.ts`).
+ */
+export function observe(t: Tracker, now: number, undecayed = false) {
+  const seen = {
+    workers: t.listWorkers(now),
+    loads: t.listLoads(now),
+    potential: QUERIES.map(([q, tokens]) => {
+      const r = t.potentialLoads(q, tokens, now);
+      return r.ok ? r.loads : r.code;
+    }),
+    live: t.liveRequests,
+  };
+  if (!undecayed) return seen;
+  return {
+    ...seen,
+    loads: seen.loads.map(({ activePrefillTokens: _, ...load }) => load),
+    potential: seen.potential.map((r) =>
+      typeof r === "string" ? r : r.map(({ potentialPrefillTokens: _, ...load }) => load),
+    ),
+    queues: t.book.sortedSlots().map((slot) => {
+      const queue: [string, number][] = [];
+      for (let e = slot.prefill.head; e; e = e.prefillNext)
+        queue.push([(e as LiveRequest).id, e.prefillTokens]);
+      return queue;
+    }),
+  };
+}
+
+/** What the network did over all runs, so the test can check each path was taken. */
+export const totals = {
+  runs: 0,
+  batches: 0,
+  snapshotPages: 0,
+  dropped: 0,
+  duplicated: 0,
+  stale: 0,
+  timeouts: 0,
+  applied: 0,
+};
+
+/**
+ * Plays a scenario. With `single`, every operation happens at the first replica and is mirrored on
+ * a plain, unreplicated tracker. Returns the settled simulation, the mirror and a common read time.
+ */
+export function play(s: Scenario, single: boolean) {
+  const names = NAMES.slice(0, s.n);
+  const sim = new Sim(
+    {
+      names,
+      expiryMs: EXPIRY_MS,
+      skews: s.skews,
+      maxBatch: s.maxBatch,
+      maxBacklog: s.maxBacklog,
+      seed: s.seed,
+    },
+    T0,
+  );
+  const mirror = new Tracker({ model: "model", tenant: "default", expiryMs: EXPIRY_MS });
+  const at = (i: number) => sim.replicas[i % s.n]!;
+  for (const step of s.steps) {
+    switch (step.kind) {
+      case "op": {
+        const r = single ? sim.replicas[0]! : at(step.at);
+        const result = sim.at(r, (t, now) => runOp(t, step.op, now, s.decay));
+        if (single) expect(runOp(mirror, step.op, sim.nowAt(r), s.decay)).toEqual(result);
+        break;
+      }
+      case "advance":
+        sim.time += step.ms;
+        break;
+      case "send":
+        if (step.from % s.n !== step.to % s.n) sim.send(at(step.from), at(step.to), step.fate);
+        break;
+      case "flush":
+        sim.flush(step.fate);
+        break;
+      case "deliver":
+        if (sim.wire.length > 0) sim.deliver(step.pick % sim.wire.length, step.fate);
+        break;
+      case "timeout":
+        if (sim.pending.size > 0) sim.timeout(step.pick % sim.pending.size);
+        break;
+      case "partition":
+        sim.partition(new Set(names.filter((_, i) => (step.side >> i) & 1)));
+        break;
+    }
+  }
+  sim.settle();
+  totals.runs++;
+  for (const key of Object.keys(sim.stats) as (keyof typeof sim.stats)[]) totals[key] += sim.stats[key];
+  return { sim, mirror, now: sim.time + 51 };
+}
+
+/**
+ * The replication protocol itself is at rest: every event acknowledged and applied (at most once:
+ * exactly once each where no snapshot stood in for part of a stream), every log trimmed empty.
+ */
+export function expectDrained(sim: Sim, now: number) {
+  for (const r of sim.replicas) {
+    expect(r.log.size, `${r.name} log`).toBe(0);
+    for (const peer of r.replicator.status(now))
+      expect(peer, `${r.name}→${peer.peer}`).toMatchObject({ state: "ok", queued: 0 });
+    for (const other of sim.replicas) {
+      if (other === r || other.replicator.lastSeq === 0) continue;
+      expect(r.inbox.position(other.name)?.applied, `${r.name} applied of ${other.name}`).toBe(
+        other.replicator.lastSeq,
+      );
+    }
+  }
+  let emitted = 0;
+  for (const r of sim.replicas) emitted += r.replicator.lastSeq * (sim.replicas.length - 1);
+  if (sim.stats.snapshotPages === 0) expect(sim.stats.applied, "stream events applied").toBe(emitted);
+  else expect(sim.stats.applied).toBeLessThanOrEqual(emitted);
+}
