@@ -1,0 +1,129 @@
+import { expect, it } from "vitest";
+import type { ReplicaEvent } from "../../durable-objects/core/events";
+import type { Tracker } from "../../durable-objects/core/tracker";
+import { encodeEvent } from "../../durable-objects/replication/event-codec";
+import { Replicator } from "../../durable-objects/replication/replicator";
+import { expectDrained, observe } from "./replication-scenario";
+import { MemoryLog, Sim, type SimOptions } from "./replication-sim";
+import { h, req, T0, worker } from "./tracker-fixtures";
+
+/**
+ * The replication protocol on the simulated network (`replication-sim.ts`): each origin's stream
+ * is applied at most once and in order whatever the network repeats, and a peer that fell too far
+ * behind is caught up by snapshot.
+ */
+
+const EXPIRY_MS = 30_000;
+
+function cluster(names: string[], options: Partial<SimOptions> = {}): Sim {
+  return new Sim({ names, expiryMs: EXPIRY_MS, ...options }, T0);
+}
+
+function at<T>(sim: Sim, name: string, fn: (t: Tracker, now: number) => T): T {
+  return sim.at(sim.replica(name), fn);
+}
+
+/** What every replica reads just after the network settled, checked to be the same. */
+function converged(sim: Sim) {
+  sim.settle();
+  const now = sim.time + 1;
+  expectDrained(sim, now);
+  const [first, ...rest] = sim.replicas.map((r) => observe(r.tracker, now));
+  for (const [i, seen] of rest.entries()) expect(seen, sim.replicas[i + 1]!.name).toEqual(first);
+  return first!;
+}
+
+it("a peer offline for longer than the backlog cap is resynced by snapshot and converges", () => {
+  const sim = cluster(["a", "b", "c"], { maxBacklog: 5, maxBatch: 3 });
+  at(sim, "a", (t, now) => t.register(worker(1), now));
+  at(sim, "b", (t, now) => t.register(worker(2), now));
+  converged(sim);
+  sim.partition(new Set(["c"]));
+  for (let i = 0; i < 12; i++) {
+    const [name, workerId] = i % 2 === 0 ? ["a", 1] : ["b", 2];
+    at(sim, name, (t, now) => t.add(req(`r${i}`, workerId, 0, h(i, i + 1), 10), now));
+    if (i % 3 === 0) at(sim, name, (t, now) => t.prefillComplete(`r${i}`, now));
+    if (i % 4 === 1) at(sim, "a", (t, now) => t.free(`r${i - 1}`, now));
+    sim.time += 50;
+    sim.flush();
+    for (let k = sim.wire.length - 1; k >= 0; k--) sim.deliver(k);
+  }
+  const states = sim.replicas.flatMap((r) => r.replicator.status(sim.time).filter((p) => p.peer === "c"));
+  expect(states.map((p) => p.state)).toEqual(["resync", "resync"]);
+  const seen = converged(sim);
+  expect(sim.stats.snapshotPages).toBeGreaterThan(0);
+  expect(seen.live).toBe(9);
+});
+
+it("duplicated, retransmitted and replayed batches are applied at most once", () => {
+  const sim = cluster(["a", "b"], { maxBatch: 3 });
+  const [a, b] = sim.replicas as [Sim["replicas"][0], Sim["replicas"][0]];
+  at(sim, "a", (t, now) => t.register(worker(1), now));
+  at(sim, "a", (t, now) => t.add(req("r1", 1, 0, h(1), 10), now));
+  at(sim, "a", (t, now) => t.add(req("r2", 1, 0, h(2), 20), now));
+  at(sim, "a", (t, now) => t.free("r1", now));
+  at(sim, "a", (t, now) => t.add(req("r1", 1, 0, h(3), 30), now));
+  sim.time += 10;
+  sim.send(a, b, "duplicate");
+  // The first copy is applied but its answer is lost; the sender times out and the second copy
+  // arrives as a replay.
+  sim.deliver(0, "replyLost");
+  const once = observe(b.tracker, sim.time);
+  sim.timeout(0);
+  sim.deliver(0);
+  expect(observe(b.tracker, sim.time)).toEqual(once);
+  // The retry resends the same events (nothing was acknowledged): all skipped, and acknowledged.
+  sim.time += 1_000;
+  sim.send(a, b);
+  expect(sim.wire[0]!.batch).toMatchObject({ kind: "stream", firstSeq: 1 });
+  sim.deliver(0);
+  expect(observe(b.tracker, sim.time)).toEqual(once);
+  expect(a.replicator.status(sim.time)[0]).toMatchObject({ acked: 3 });
+  const seen = converged(sim);
+  expect(sim.stats).toMatchObject({ stale: 1, duplicated: 1, timeouts: 1, applied: 5 });
+  expect(seen.live).toBe(2);
+});
+
+it("a page of a snapshot that was started over does not complete the resync that replaced it", () => {
+  const event: ReplicaEvent = { ts: 1, origin: "a", type: "unregister", workerId: 9n };
+  const replicator = new Replicator({
+    origin: "a",
+    incarnation: "a-1",
+    peers: ["b"],
+    log: new MemoryLog(),
+    encode: encodeEvent,
+    snapshot: () => [event].values(),
+    flushMs: 0,
+    maxBacklog: 2,
+  });
+  for (let i = 0; i < 3; i++) replicator.append(encodeEvent(event), T0);
+  const old = replicator.takeBatch("b", T0)!;
+  expect(old).toMatchObject({ kind: "snapshot", final: true, upTo: 3 });
+  // The backlog passes the cap again while that page is in flight: the resync starts over.
+  for (let i = 0; i < 3; i++) replicator.append(encodeEvent(event), T0);
+  replicator.acknowledge("b", old, { status: "ok", applied: 3 }, T0);
+  expect(replicator.status(T0)[0]).toMatchObject({ state: "resync", acked: 0 });
+  const fresh = replicator.takeBatch("b", T0)!;
+  expect(fresh).toMatchObject({ kind: "snapshot", final: true, upTo: 6 });
+  replicator.acknowledge("b", fresh, { status: "ok", applied: 6 }, T0);
+  expect(replicator.status(T0)[0]).toMatchObject({ state: "ok", acked: 6, queued: 0 });
+});
+
+it("a snapshot read across a merge that booked a request again keeps its prefill pending", () => {
+  const sim = cluster(["a", "b"], { maxBatch: 2, maxBacklog: 1 });
+  const [a, b] = sim.replicas as [Sim["replicas"][0], Sim["replicas"][0]];
+  at(sim, "a", (t, now) => t.register(worker(1), now));
+  sim.time += 1;
+  at(sim, "b", (t, now) => t.register(worker(1), now));
+  sim.time += 1;
+  at(sim, "a", (t, now) => t.add(req("r", 1, 0, h(1), 10), now));
+  sim.time += 10;
+  sim.send(a, b);
+  expect(sim.wire[0]!.batch).toMatchObject({ kind: "snapshot", final: false, events: { length: 2 } });
+  sim.deliver(0);
+  // B's newer registration reaches A between the pages: A sets r aside and books it again.
+  sim.send(b, a);
+  sim.deliver(0);
+  const seen = converged(sim);
+  expect(seen.loads.map((l) => ("activePrefillTokens" in l ? l.activePrefillTokens : -1))).toEqual([10]);
+});
