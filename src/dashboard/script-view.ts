@@ -2,7 +2,7 @@
  * The dashboard script's second half (see `script.ts`): the page, updated in place and keyed by
  * tracker and rank, the poll loop and the controls (token, filter, replica, pause).
  */
-export const SCRIPT_VIEW = String.raw`
+export const SCRIPT_VIEW = `
   function card(t) {
     var c = st.cards.get(t.key);
     if (c) return c;
