@@ -21,6 +21,8 @@
  */
 import { BlockPool } from "./block-pool";
 import { RankCover } from "./rank-cover";
+import { SegmentCoverage } from "./segment-coverage";
+import { splitSegment, type TrieParts } from "./segment-split";
 import {
   COUNT,
   FIRST_HI,
@@ -41,10 +43,11 @@ import { ValueIndex } from "./value-index";
 export class PromptTrie {
   private pool!: BlockPool;
   private segments!: SegmentTable;
-  private cover!: RankCover;
+  private ranks!: RankCover;
   private groups!: ValueGroups;
-  /** Distinct-hash count per rank id. */
-  private blockCounts = new Int32Array(16);
+  private coverage!: SegmentCoverage;
+  /** The same parts, for `splitSegment`. */
+  private parts!: TrieParts;
   /** Scratch for `overlapDepths`: (segment, depth) pairs along the query's path. */
   private path = new Int32Array(64);
 
@@ -57,7 +60,7 @@ export class PromptTrie {
 
   /** Distinct hashes over the live prompts on `rank`. */
   blocks(rank: number): number {
-    return rank < this.blockCounts.length ? this.blockCounts[rank]! : 0;
+    return this.coverage.blocks(rank);
   }
 
   /** Blocks stored (positions in use), for tests and memory figures. */
@@ -76,7 +79,7 @@ export class PromptTrie {
    *   takes back. A later split keeps that id on the part that ends where the prompt ends.
    */
   insert(words: Uint32Array, rank: number): number {
-    this.ensureRank(rank);
+    this.coverage.ensureRank(rank);
     const length = words.length >> 1;
     let seg = ROOT;
     let i = 0;
@@ -86,11 +89,11 @@ export class PromptTrie {
       const matched = this.match(child, words, i);
       i += matched;
       if (matched < this.segments.data[child * STRIDE + LEN]!) {
-        const head = this.split(child, matched);
-        this.coverSegment(head, rank);
+        const head = splitSegment(this.parts, child, matched);
+        this.coverage.cover(head, rank);
         return i === length ? head : this.coverNew(head, words, i, rank);
       }
-      this.coverSegment(child, rank);
+      this.coverage.cover(child, rank);
       seg = child;
     }
     return seg;
@@ -101,7 +104,7 @@ export class PromptTrie {
     let seg = leaf;
     while (seg !== ROOT) {
       const parent = this.segments.data[seg * STRIDE + PARENT]!;
-      this.uncoverSegment(seg, rank);
+      this.coverage.uncover(seg, rank);
       if (this.segments.data[seg * STRIDE + RANK] === NONE) this.release(seg);
       seg = parent;
     }
@@ -167,8 +170,8 @@ export class PromptTrie {
         if (depths[rank] === 0) depths[rank] = depth;
         continue;
       }
-      for (let e = this.cover.first(at); e !== NONE; e = this.cover.nextOf(e)) {
-        const r = this.cover.rankOf(e);
+      for (let e = this.ranks.first(at); e !== NONE; e = this.ranks.nextOf(e)) {
+        const r = this.ranks.rankOf(e);
         if (depths[r] === 0) depths[r] = depth;
       }
     }
@@ -180,16 +183,16 @@ export class PromptTrie {
   }
 
   private reset(): void {
-    this.pool = new BlockPool(this.initialCapacity);
-    this.cover = new RankCover();
-    this.segments = new SegmentTable(this.seed, (capacity) => this.cover.ensureSegments(capacity));
-    this.groups = new ValueGroups(
-      this.pool,
-      new ValueIndex(this.seed, this.initialCapacity),
-      this.segments,
-      this.cover,
-    );
-    this.blockCounts.fill(0);
+    const pool = new BlockPool(this.initialCapacity);
+    const ranks = new RankCover();
+    const segments = new SegmentTable(this.seed, (capacity) => ranks.ensureSegments(capacity));
+    const groups = new ValueGroups(pool, new ValueIndex(this.seed, this.initialCapacity), segments, ranks);
+    this.parts = { pool, segments, ranks, groups };
+    this.pool = pool;
+    this.segments = segments;
+    this.ranks = ranks;
+    this.groups = groups;
+    this.coverage = new SegmentCoverage(segments, ranks, groups);
   }
 
   /** How many blocks of `seg`, from its first, equal the query's from block `i` (≥ 1: the first matched by key). */
@@ -231,75 +234,15 @@ export class PromptTrie {
       if (k > 0) p = pool.after(p);
       w[2 * p] = words[2 * (from + k)]!;
       w[2 * p + 1] = words[2 * (from + k) + 1]!;
+    }
+    this.groups.warm(start, length);
+    p = start;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) p = pool.after(p);
       this.groups.place(p, seg);
     }
-    this.coverSegment(seg, rank);
+    this.coverage.cover(seg, rank);
     return seg;
-  }
-
-  /**
-   * Cuts `seg` after its first `k` blocks. The head gets a new id and takes `seg`'s place under its
-   * parent; the tail keeps the id, so its children and the requests ending at it need no update.
-   * Both parts have `seg`'s coverage: every prompt through `seg` ran through all of it. The smaller
-   * part moves to chunks of its own, so that every chunk keeps a single owner.
-   */
-  private split(seg: number, k: number): number {
-    const head = this.segments.allocate();
-    const d = this.segments.data;
-    const s = seg * STRIDE;
-    const h = head * STRIDE;
-    const pool = this.pool;
-    const start = d[s + START]!;
-    const len = d[s + LEN]!;
-    const last = pool.advance(start, k - 1);
-    const tail = pool.after(last);
-    const headShared = this.groups.countSharedIn(start, k, seg);
-    d[h + PARENT] = d[s + PARENT]!;
-    d[h + LEN] = k;
-    d[h + RANK] = d[s + RANK]!;
-    d[h + COUNT] = d[s + COUNT]!;
-    d[h + FIRST_LO] = d[s + FIRST_LO]!;
-    d[h + FIRST_HI] = d[s + FIRST_HI]!;
-    if (d[s + RANK] === MULTI) this.cover.copy(seg, head);
-    this.segments.replace(seg, head);
-    d[s + PARENT] = head;
-    d[s + LEN] = len - k;
-    d[s + FIRST_LO] = pool.words[2 * tail]!;
-    d[s + FIRST_HI] = pool.words[2 * tail + 1]!;
-    this.segments.link(seg);
-    if (k <= len - k) {
-      d[h + START] = this.moveRun(start, k, seg, head);
-      d[s + START] = tail;
-      pool.trimFront(start, k);
-    } else {
-      d[h + START] = start;
-      d[s + START] = this.moveRun(tail, len - k, seg, seg);
-      pool.relabel(start, k, head);
-      pool.trim(last, len - k);
-    }
-    this.segments.sharedIn[head] = headShared;
-    this.segments.sharedIn[seg]! -= headShared;
-    return head;
-  }
-
-  /** Copies `length` blocks of `from` (starting at `start`) to a new run owned by `to`; returns its start. */
-  private moveRun(start: number, length: number, from: number, to: number): number {
-    const pool = this.pool;
-    const target = pool.allocate(length, to);
-    pool.live -= length;
-    const w = pool.words;
-    let p = start;
-    let q = target;
-    for (let k = 0; k < length; k++) {
-      if (k > 0) {
-        p = pool.after(p);
-        q = pool.after(q);
-      }
-      w[2 * q] = w[2 * p]!;
-      w[2 * q + 1] = w[2 * p + 1]!;
-      this.groups.move(p, q, from);
-    }
-    return target;
   }
 
   /** Frees a segment no rank covers (its children are gone already: they were covered no more than it). */
@@ -308,6 +251,7 @@ export class PromptTrie {
     const start = d[seg * STRIDE + START]!;
     const len = d[seg * STRIDE + LEN]!;
     this.segments.unlink(seg);
+    this.groups.warm(start, len);
     let p = start;
     for (let k = 0; k < len; k++) {
       if (k > 0) p = this.pool.after(p);
@@ -315,66 +259,6 @@ export class PromptTrie {
     }
     this.pool.release(start, len);
     this.segments.free(seg);
-  }
-
-  private coverSegment(seg: number, rank: number): void {
-    const d = this.segments.data;
-    const s = seg * STRIDE;
-    const single = d[s + RANK]!;
-    if (single === rank) {
-      d[s + COUNT]!++;
-      return;
-    }
-    if (single === NONE) {
-      d[s + RANK] = rank;
-      d[s + COUNT] = 1;
-    } else if (single === MULTI) {
-      if (this.cover.add(seg, rank, 1) > 1) return;
-      d[s + COUNT]!++;
-    } else {
-      this.cover.add(seg, single, d[s + COUNT]!);
-      this.cover.add(seg, rank, 1);
-      d[s + RANK] = MULTI;
-      d[s + COUNT] = 2;
-    }
-    this.countBlocks(seg, rank, 1);
-  }
-
-  private uncoverSegment(seg: number, rank: number): void {
-    const d = this.segments.data;
-    const s = seg * STRIDE;
-    if (d[s + RANK] === MULTI) {
-      if (this.cover.add(seg, rank, -1) > 0) return;
-      if (--d[s + COUNT]! === 1) {
-        // One rank is left: its count moves back inline.
-        const last = this.cover.first(seg);
-        const only = this.cover.rankOf(last);
-        const count = this.cover.countOf(last);
-        this.cover.add(seg, only, -count);
-        d[s + RANK] = only;
-        d[s + COUNT] = count;
-      }
-    } else if (--d[s + COUNT]! > 0) {
-      return;
-    } else {
-      d[s + RANK] = NONE;
-    }
-    this.countBlocks(seg, rank, -1);
-  }
-
-  /** `rank` started (1) or stopped (−1) covering `seg`: a block per value it alone brings. */
-  private countBlocks(seg: number, rank: number, sign: 1 | -1): void {
-    const shared = this.segments.sharedIn[seg]!;
-    let delta = sign * (this.segments.data[seg * STRIDE + LEN]! - shared);
-    if (shared > 0) delta += this.groups.countShared(seg, rank, sign);
-    this.blockCounts[rank]! += delta;
-  }
-
-  private ensureRank(rank: number): void {
-    if (rank < this.blockCounts.length) return;
-    const next = new Int32Array(Math.max(rank + 1, this.blockCounts.length * 2));
-    next.set(this.blockCounts);
-    this.blockCounts = next;
   }
 
   private growPath(): void {

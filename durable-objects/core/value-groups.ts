@@ -38,11 +38,8 @@ export class ValueGroups {
   place(p: number, seg: number): void {
     const { pool, segments } = this;
     const w = pool.words;
-    const owner = this.values.find(w, w[2 * p]!, w[2 * p + 1]!);
-    if (owner === NONE) {
-      this.values.insert(w, p);
-      return;
-    }
+    const owner = this.values.claim(w, p);
+    if (owner === NONE) return;
     let group = this.groups.get(owner);
     if (!group) {
       // The value was at the owner alone: each rank covering the owner's segment covers one position.
@@ -60,6 +57,13 @@ export class ValueGroups {
     group.slotOf.set(p, group.members.push(p) - 1);
     segments.sharedIn[seg]!++;
   }
+
+  /** Warms the value index for the `length` positions from `start` (see `ValueIndex.warm`). */
+  warm(start: number, length: number): void {
+    this.values.warm(this.pool.words, start, length, this.after);
+  }
+
+  private readonly after = (p: number): number => this.pool.after(p);
 
   /** Unindexes position `p` of `seg`, which no rank covers any more. */
   drop(p: number, seg: number): void {

@@ -21,6 +21,10 @@ export class ValueIndex {
   /** Slot `s`: `table[2s]` = owner position + 1 (0: empty), `table[2s + 1]` = its value's hash. */
   private table: Int32Array;
   private slots: number;
+  /** `slots / 2^32`: a hash's home slot is `hash × scale`, truncated. */
+  private scale: number;
+  /** Where {@link warm}'s loads go, so that they are not optimised away. */
+  private sink = 0;
   private count = 0;
   private limit: number;
 
@@ -29,6 +33,7 @@ export class ValueIndex {
     initialSlots = 1024,
   ) {
     this.slots = Math.max(16, initialSlots);
+    this.scale = this.slots / TWO_32;
     this.table = new Int32Array(this.slots * 2);
     this.limit = Math.floor(this.slots * MAX_LOAD);
   }
@@ -46,11 +51,40 @@ export class ValueIndex {
     }
   }
 
-  /** Makes `p` the owner of its value (which must have none). */
-  insert(words: Uint32Array, p: number): void {
+  /** The owner of `p`'s value if it has one; otherwise makes `p` the owner and returns -1. */
+  claim(words: Uint32Array, p: number): number {
     if (this.count >= this.limit) this.rehash(Math.ceil(this.slots * 1.5));
-    this.place(p, this.hashOf(words[2 * p]!, words[2 * p + 1]!));
+    const table = this.table;
+    const lo = words[2 * p]!;
+    const hi = words[2 * p + 1]!;
+    const hash = this.hashOf(lo, hi);
+    let s = this.home(hash);
+    for (let entry = table[2 * s]!; entry !== 0; entry = table[2 * s]!) {
+      if (table[2 * s + 1] === hash && words[2 * entry - 2] === lo && words[2 * entry - 1] === hi) {
+        return entry - 1;
+      }
+      s = s + 1 === this.slots ? 0 : s + 1;
+    }
+    table[2 * s] = p + 1;
+    table[2 * s + 1] = hash;
     this.count++;
+    return NONE;
+  }
+
+  /**
+   * Loads the home slot of each value among `count` positions from `start` (`next` steps through
+   * them), so that the misses of a whole run overlap instead of stalling one after another in the
+   * loop that then uses them.
+   */
+  warm(words: Uint32Array, start: number, count: number, next: (p: number) => number): void {
+    const table = this.table;
+    let sink = this.sink;
+    let p = start;
+    for (let k = 0; k < count; k++) {
+      if (k > 0) p = next(p);
+      sink ^= table[2 * this.home(this.hashOf(words[2 * p]!, words[2 * p + 1]!))]!;
+    }
+    this.sink = sink;
   }
 
   /** Removes owner `p`. */
@@ -101,6 +135,7 @@ export class ValueIndex {
     const old = this.table;
     this.table = new Int32Array(slots * 2);
     this.slots = slots;
+    this.scale = slots / TWO_32;
     this.limit = Math.floor(slots * MAX_LOAD);
     for (let s = 0; s < old.length; s += 2) {
       if (old[s] !== 0) this.place(old[s]! - 1, old[s + 1]!);
@@ -109,7 +144,7 @@ export class ValueIndex {
 
   /** The hash's home slot: its fraction of 2^32 scaled to the table (exact enough, and deterministic). */
   private home(hash: number): number {
-    return Math.floor(((hash >>> 0) * this.slots) / TWO_32);
+    return ((hash >>> 0) * this.scale) >>> 0;
   }
 
   /** Seeded mix of both halves, so structured hashes spread and crafted collisions cannot be precomputed. */
