@@ -235,12 +235,7 @@ export class PromptTrie {
       w[2 * p] = words[2 * (from + k)]!;
       w[2 * p + 1] = words[2 * (from + k) + 1]!;
     }
-    this.groups.warm(start, length);
-    p = start;
-    for (let k = 0; k < length; k++) {
-      if (k > 0) p = pool.after(p);
-      this.groups.place(p, seg);
-    }
+    this.groups.placeRun(start, length, seg);
     this.coverage.cover(seg, rank);
     return seg;
   }
@@ -251,12 +246,7 @@ export class PromptTrie {
     const start = d[seg * STRIDE + START]!;
     const len = d[seg * STRIDE + LEN]!;
     this.segments.unlink(seg);
-    this.groups.warm(start, len);
-    let p = start;
-    for (let k = 0; k < len; k++) {
-      if (k > 0) p = this.pool.after(p);
-      this.groups.drop(p, seg);
-    }
+    this.groups.dropRun(start, len, seg);
     this.pool.release(start, len);
     this.segments.free(seg);
   }

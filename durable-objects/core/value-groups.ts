@@ -26,6 +26,8 @@ interface ValueGroup {
 export class ValueGroups {
   /** Groups by their value's owner position. */
   private readonly groups = new Map<number, ValueGroup>();
+  /** (position, owner) pairs of a run's values that were held already. */
+  private clashes = new Int32Array(128);
 
   constructor(
     private readonly pool: BlockPool,
@@ -34,12 +36,30 @@ export class ValueGroups {
     private readonly cover: RankCover,
   ) {}
 
-  /** Indexes position `p` (words written) of `seg`, which no rank covers yet. */
-  place(p: number, seg: number): void {
+  /** Indexes the `length` positions from `start` (words written) of `seg`, which no rank covers yet. */
+  placeRun(start: number, length: number, seg: number): void {
+    if (this.clashes.length < 2 * length) this.clashes = new Int32Array(2 * length);
+    const clashes = this.clashes;
+    const found = this.values.claimRun(this.pool, start, length, clashes);
+    for (let i = 0; i < found; i++) this.join(clashes[2 * i]!, clashes[2 * i + 1]!, seg);
+  }
+
+  /** Unindexes the `length` positions from `start` of `seg`, which no rank covers any more. */
+  dropRun(start: number, length: number, seg: number): void {
+    if (this.segments.sharedIn[seg] === 0) {
+      this.values.removeRun(this.pool, start, length);
+      return;
+    }
+    let p = start;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) p = this.pool.after(p);
+      this.drop(p, seg);
+    }
+  }
+
+  /** Position `p` of `seg` holds the value `owner` holds: both are now in the value's group. */
+  private join(p: number, owner: number, seg: number): void {
     const { pool, segments } = this;
-    const w = pool.words;
-    const owner = this.values.claim(w, p);
-    if (owner === NONE) return;
     let group = this.groups.get(owner);
     if (!group) {
       // The value was at the owner alone: each rank covering the owner's segment covers one position.
@@ -58,15 +78,8 @@ export class ValueGroups {
     segments.sharedIn[seg]!++;
   }
 
-  /** Warms the value index for the `length` positions from `start` (see `ValueIndex.warm`). */
-  warm(start: number, length: number): void {
-    this.values.warm(this.pool.words, start, length, this.after);
-  }
-
-  private readonly after = (p: number): number => this.pool.after(p);
-
   /** Unindexes position `p` of `seg`, which no rank covers any more. */
-  drop(p: number, seg: number): void {
+  private drop(p: number, seg: number): void {
     const group = this.groupAt(p, seg);
     if (!group) {
       this.values.remove(this.pool.words, p);

@@ -12,6 +12,8 @@
  * sizes that are not powers of two.
  */
 
+import type { BlockPool } from "./block-pool";
+
 const NONE = -1;
 /** Grow past this load factor; linear probing stays at a few probes below it. */
 const MAX_LOAD = 0.75;
@@ -23,8 +25,10 @@ export class ValueIndex {
   private slots: number;
   /** `slots / 2^32`: a hash's home slot is `hash × scale`, truncated. */
   private scale: number;
-  /** Where {@link warm}'s loads go, so that they are not optimised away. */
+  /** Where the warming loads go, so that they are not optimised away. */
   private sink = 0;
+  /** Hashes of the run being claimed or removed. */
+  private scratch = new Int32Array(64);
   private count = 0;
   private limit: number;
 
@@ -51,48 +55,88 @@ export class ValueIndex {
     }
   }
 
-  /** The owner of `p`'s value if it has one; otherwise makes `p` the owner and returns -1. */
-  claim(words: Uint32Array, p: number): number {
-    if (this.count >= this.limit) this.rehash(Math.ceil(this.slots * 1.5));
+  /**
+   * Claims every position of a run of `length` from `start`, as {@link claim} does one. Positions
+   * whose value already has an owner are left out and written to `clashes` as (position, owner)
+   * pairs; returns how many. The run's hashes and home slots are computed first, in a tight loop
+   * whose loads are independent, so the cache misses of the whole run overlap instead of stalling
+   * one by one in the probing loop.
+   */
+  claimRun(pool: BlockPool, start: number, length: number, clashes: Int32Array): number {
+    while (this.count + length > this.limit) this.rehash(Math.ceil(this.slots * 1.5));
+    const hashes = this.hashRun(pool, start, length);
     const table = this.table;
-    const lo = words[2 * p]!;
-    const hi = words[2 * p + 1]!;
-    const hash = this.hashOf(lo, hi);
-    let s = this.home(hash);
-    for (let entry = table[2 * s]!; entry !== 0; entry = table[2 * s]!) {
-      if (table[2 * s + 1] === hash && words[2 * entry - 2] === lo && words[2 * entry - 1] === hi) {
-        return entry - 1;
+    const words = pool.words;
+    let found = 0;
+    let p = start;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) p = pool.after(p);
+      const hash = hashes[k]!;
+      let s = this.home(hash);
+      let owner = NONE;
+      for (let entry = table[2 * s]!; entry !== 0; entry = table[2 * s]!) {
+        if (
+          table[2 * s + 1] === hash &&
+          words[2 * entry - 2] === words[2 * p] &&
+          words[2 * entry - 1] === words[2 * p + 1]
+        ) {
+          owner = entry - 1;
+          break;
+        }
+        s = s + 1 === this.slots ? 0 : s + 1;
       }
-      s = s + 1 === this.slots ? 0 : s + 1;
+      if (owner === NONE) {
+        table[2 * s] = p + 1;
+        table[2 * s + 1] = hash;
+        this.count++;
+      } else {
+        clashes[2 * found] = p;
+        clashes[2 * found + 1] = owner;
+        found++;
+      }
     }
-    table[2 * s] = p + 1;
-    table[2 * s + 1] = hash;
-    this.count++;
-    return NONE;
+    return found;
   }
 
-  /**
-   * Loads the home slot of each value among `count` positions from `start` (`next` steps through
-   * them), so that the misses of a whole run overlap instead of stalling one after another in the
-   * loop that then uses them.
-   */
-  warm(words: Uint32Array, start: number, count: number, next: (p: number) => number): void {
+  /** Removes every position of a run of `length` from `start`, each the owner of its value. */
+  removeRun(pool: BlockPool, start: number, length: number): void {
+    const hashes = this.hashRun(pool, start, length);
+    let p = start;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) p = pool.after(p);
+      this.removeAt(this.slotFrom(this.home(hashes[k]!), p));
+    }
+  }
+
+  /** The run's hashes, in a scratch array; loading each home slot on the way warms the cache. */
+  private hashRun(pool: BlockPool, start: number, length: number): Int32Array {
+    if (this.scratch.length < length)
+      this.scratch = new Int32Array(Math.max(length, 2 * this.scratch.length));
+    const hashes = this.scratch;
+    const words = pool.words;
     const table = this.table;
     let sink = this.sink;
     let p = start;
-    for (let k = 0; k < count; k++) {
-      if (k > 0) p = next(p);
-      sink ^= table[2 * this.home(this.hashOf(words[2 * p]!, words[2 * p + 1]!))]!;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) p = pool.after(p);
+      const hash = this.hashOf(words[2 * p]!, words[2 * p + 1]!);
+      hashes[k] = hash;
+      sink ^= table[2 * this.home(hash)]!;
     }
     this.sink = sink;
+    return hashes;
   }
 
   /** Removes owner `p`. */
   remove(words: Uint32Array, p: number): void {
+    this.removeAt(this.slotOf(words, p));
+  }
+
+  /** Empties slot `s`, shifting later entries of its probe run back into the hole when their home allows. */
+  private removeAt(slot: number): void {
     const table = this.table;
     const slots = this.slots;
-    let s = this.slotOf(words, p);
-    // Backward shift: move later entries of the probe run into the hole when their home allows it.
+    let s = slot;
     for (
       let next = s + 1 === slots ? 0 : s + 1;
       table[2 * next] !== 0;
@@ -118,9 +162,14 @@ export class ValueIndex {
 
   /** The slot holding owner `p`. */
   private slotOf(words: Uint32Array, p: number): number {
-    let s = this.home(this.hashOf(words[2 * p]!, words[2 * p + 1]!));
-    while (this.table[2 * s] !== p + 1) s = s + 1 === this.slots ? 0 : s + 1;
-    return s;
+    return this.slotFrom(this.home(this.hashOf(words[2 * p]!, words[2 * p + 1]!)), p);
+  }
+
+  /** The slot holding owner `p`, probing from slot `s`. */
+  private slotFrom(s: number, p: number): number {
+    let slot = s;
+    while (this.table[2 * slot] !== p + 1) slot = slot + 1 === this.slots ? 0 : slot + 1;
+    return slot;
   }
 
   private place(p: number, hash: number): void {
