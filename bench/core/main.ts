@@ -1,0 +1,154 @@
+/**
+ * The core benchmark: our tracker and the baseline, side by side in one process, on the same trace.
+ * Run by `bench/run.mjs` as a bundle under `node --expose-gc`; argv[2] is the baseline module's path.
+ * Prints one JSON line: per book size N, cycles/s, `potential_loads` latency and heap per request.
+ */
+import { pathToFileURL } from "node:url";
+import { NaiveSubject, type NaiveTrackerClass, OurSubject, type Subject } from "./subjects";
+import { promptBigints, queryArray, Rng, requestOf } from "./trace";
+import { fill, materialize, run, T0 } from "./workload";
+
+const SIZES = [1_000, 10_000, 100_000];
+const ROUNDS = 3;
+const CYCLES_PER_ROUND = 20_000;
+/** Churn before a heap reading, so that free lists and table sizes are those of a book in use. */
+const HEAP_CHURN = 20_000;
+const QUERIES = 1_000;
+/** The baseline's scan grows with N; it gets this long for its queries, and at least 20 of them. */
+const BASELINE_QUERY_BUDGET_MS = 4_000;
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error("run with node --expose-gc");
+
+/** Heap in use after full collections, counting typed-array backing stores (`arrayBuffers`). */
+function heapBytes(): number {
+  gc!();
+  gc!();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+const ours = (h: BigUint64Array) => h;
+const naive = (h: BigUint64Array) => promptBigints(h);
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+}
+
+function elapsedMs(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/**
+ * Heap bytes per live request of a fresh subject holding `live` requests after some churn; only the
+ * subject is alive between the two readings (its inputs are dropped as they are consumed).
+ */
+function heapPerRequest<H>(subject: () => Subject<H>, form: (h: BigUint64Array) => H, live: number): number {
+  const base = heapBytes();
+  const s = subject();
+  fill(s, live, form);
+  churn(s, live, form);
+  const bytes = heapBytes() - base;
+  if (s.name === "") throw new Error("unreachable: keeps the subject alive through the reading");
+  return bytes / live;
+}
+
+/** A separate frame, so that no interpreter register keeps the churn's inputs alive afterwards. */
+function churn<H>(s: Subject<H>, live: number, form: (h: BigUint64Array) => H): void {
+  run(s, materialize(live, live + HEAP_CHURN, live, form));
+}
+
+/** Add+prefill+free cycles per second of each subject, rounds alternating so drift hits both alike. */
+function cycleRates(a: Subject<BigUint64Array>, b: Subject<bigint[]>, live: number) {
+  const rates = { ours: [] as number[], baseline: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const from = live + round * CYCLES_PER_ROUND;
+    const to = from + CYCLES_PER_ROUND;
+    const batchA = materialize(from, to, live, ours);
+    let start = process.hrtime.bigint();
+    run(a, batchA);
+    rates.ours.push(CYCLES_PER_ROUND / (elapsedMs(start) / 1000));
+    const batchB = materialize(from, to, live, naive);
+    start = process.hrtime.bigint();
+    run(b, batchB);
+    rates.baseline.push(CYCLES_PER_ROUND / (elapsedMs(start) / 1000));
+  }
+  return {
+    ours: median(rates.ours),
+    baseline: median(rates.baseline),
+    next: live + ROUNDS * CYCLES_PER_ROUND,
+  };
+}
+
+interface Latency {
+  p50Us: number;
+  p99Us: number;
+  querySamples: number;
+}
+
+function latencyOf(samplesUs: number[]): Latency {
+  const sorted = [...samplesUs].sort((x, y) => x - y);
+  return { p50Us: percentile(sorted, 0.5), p99Us: percentile(sorted, 0.99), querySamples: sorted.length };
+}
+
+/** `potential_loads` latency of both subjects on the same queries, each continuing a random live prompt. */
+function queryLatencies(a: Subject<BigUint64Array>, b: Subject<bigint[]>, live: number, next: number) {
+  const rng = new Rng(live);
+  const queries = Array.from({ length: QUERIES }, (_, q) => {
+    const i = next - live + rng.below(live);
+    return queryArray(i, requestOf(i).family, q);
+  });
+  const now = T0 + next;
+  const latA: number[] = [];
+  for (const q of queries) {
+    const start = process.hrtime.bigint();
+    a.potentialLoads(q, now);
+    latA.push(elapsedMs(start) * 1000);
+  }
+  const latB: number[] = [];
+  const deadline = performance.now() + BASELINE_QUERY_BUDGET_MS;
+  for (const q of queries) {
+    if (latB.length >= 20 && performance.now() > deadline) break;
+    const big = promptBigints(q);
+    const start = process.hrtime.bigint();
+    b.potentialLoads(big, now);
+    latB.push(elapsedMs(start) * 1000);
+  }
+  return { ours: latencyOf(latA), baseline: latencyOf(latB) };
+}
+
+function measure(Naive: NaiveTrackerClass, live: number) {
+  const heap = {
+    ours: heapPerRequest(() => new OurSubject(T0), ours, live),
+    baseline: heapPerRequest(() => new NaiveSubject(Naive), naive, live),
+  };
+  const a = new OurSubject(T0);
+  fill(a, live, ours);
+  const b = new NaiveSubject(Naive);
+  fill(b, live, naive);
+  const rates = cycleRates(a, b, live);
+  const latency = queryLatencies(a, b, live, rates.next);
+  if (a.tracker.liveRequests !== live) throw new Error(`book drifted: ${a.tracker.liveRequests} live`);
+  return {
+    live,
+    ours: { cyclesPerSec: rates.ours, ...latency.ours, heapBytesPerRequest: heap.ours },
+    baseline: { cyclesPerSec: rates.baseline, ...latency.baseline, heapBytesPerRequest: heap.baseline },
+  };
+}
+
+const naivePath = process.argv[2];
+if (!naivePath) throw new Error("usage: core.mjs <path of naive-tracker.mjs>");
+const { NaiveTracker } = (await import(pathToFileURL(naivePath).href)) as { NaiveTracker: NaiveTrackerClass };
+
+// A throwaway pass compiles every path first, so that JIT code is not counted as tracker heap.
+measure(NaiveTracker, 2_000);
+const sizes = [];
+for (const live of SIZES) {
+  sizes.push(measure(NaiveTracker, live));
+  process.stderr.write(`core: N=${live} done\n`);
+}
+process.stdout.write(`@@bench ${JSON.stringify({ sizes })}\n`);
