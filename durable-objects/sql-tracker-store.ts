@@ -61,6 +61,7 @@ export class SqlTrackerStore implements TrackerStore {
         row.anchor_at ?? undefined,
         { ts: row.add_ts, origin: row.origin },
         row.deadline ?? undefined,
+        row.prefill_ts === null ? undefined : { ts: row.prefill_ts, origin: row.prefill_origin ?? "" },
       );
     }
   }
@@ -89,8 +90,8 @@ export class SqlTrackerStore implements TrackerStore {
   requestAdded(req: LiveRequest, input: AddInput): void {
     this.exec(
       `INSERT INTO requests (request_id, seq, worker_id, dp_rank, hashes, new_isl_tokens, started_at,
-         prefill_done, expected_output_tokens, prefill_duration_ms, add_ts, origin, deadline)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         prefill_done, expected_output_tokens, prefill_duration_ms, add_ts, origin, deadline, prefill_ts,
+         prefill_origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       req.id,
       ++this.seq,
       u64ToBlob(req.slot.workerId),
@@ -105,11 +106,18 @@ export class SqlTrackerStore implements TrackerStore {
       req.addTs,
       req.origin,
       req.deadline,
+      Number.isNaN(req.prefillTs) ? null : req.prefillTs,
+      Number.isNaN(req.prefillTs) ? null : req.prefillOrigin,
     );
   }
 
   prefillCompleted(req: LiveRequest): void {
-    this.exec("UPDATE requests SET prefill_done = 1 WHERE request_id = ?", req.id);
+    this.exec(
+      "UPDATE requests SET prefill_done = 1, prefill_ts = ?, prefill_origin = ? WHERE request_id = ?",
+      req.prefillTs,
+      req.prefillOrigin,
+      req.id,
+    );
   }
 
   anchorMoved(req: LiveRequest, at: number): void {

@@ -30,7 +30,9 @@ CREATE TABLE IF NOT EXISTS requests (
   prefill_duration_ms REAL,
   add_ts REAL NOT NULL DEFAULT 0,
   origin TEXT NOT NULL DEFAULT '',
-  deadline INTEGER
+  deadline INTEGER,
+  prefill_ts REAL,
+  prefill_origin TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_bindings (
   session_id TEXT NOT NULL,
@@ -77,6 +79,9 @@ export interface RequestRow extends Record<string, SqlStorageValue> {
   origin: string;
   /** When the request expires, epoch ms (carried from the replica that accepted it). */
   deadline: number | null;
+  /** The key of its newest prefill completion, if any. */
+  prefill_ts: number | null;
+  prefill_origin: string | null;
 }
 
 /** `/route`'s session affinity bindings, one per (session, hop). */
@@ -106,6 +111,8 @@ const ADDED_REQUEST_COLUMNS = {
   add_ts: "REAL NOT NULL DEFAULT 0",
   origin: "TEXT NOT NULL DEFAULT ''",
   deadline: "INTEGER",
+  prefill_ts: "REAL",
+  prefill_origin: "TEXT",
 } as const;
 
 /**

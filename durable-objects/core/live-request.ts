@@ -9,6 +9,9 @@ export class LiveRequest implements PrefillEntry {
   prefillPrev: PrefillEntry | null = null;
   prefillNext: PrefillEntry | null = null;
   inPrefill = false;
+  /** Key of the newest prefill completion of this booking (NaN: none), for replica merging. */
+  prefillTs = Number.NaN;
+  prefillOrigin = "";
   /** Neighbours in the tracker's deadline-ordered expiry list. */
   expiryPrev: LiveRequest | null = null;
   expiryNext: LiveRequest | null = null;

@@ -71,10 +71,17 @@ function mergeAdd(tracker: Tracker, event: AddEvent, now: number): void {
   if (live && !isNewer(event, keyOf(live))) return;
   const orphan = records.orphans.get(id);
   if (orphan && !isNewer(event, orphan)) return;
-  if (live) tracker.dropRequest(live, physicalMs(event.ts));
+  if (live) {
+    // Its completion may be newer than this add, and then completes it too.
+    tracker.rememberPrefill(live);
+    tracker.dropRequest(live, physicalMs(event.ts));
+  }
   records.clearOrphan(id);
-  records.setFreed(id, { ts: event.ts, origin: event.origin });
-  if (event.deadline < now) return;
+  records.clearFreed(id);
+  if (event.deadline < now) {
+    records.setFreed(id, { ts: event.ts, origin: event.origin });
+    return;
+  }
   place(tracker, event);
 }
 
@@ -83,16 +90,21 @@ function place(tracker: Tracker, event: AddEvent): void {
   const { records } = tracker;
   const worker = tracker.book.workers.get(event.workerId);
   const newest = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
-  // A newer registration or unregistration of its worker ended this add's incarnation for good.
-  if (newest && !isNewer(event, newest)) return;
+  // A newer registration or unregistration of its worker ended this add's incarnation for good;
+  // its key stays, so an older add of the id that arrives later stays dead too.
+  if (newest && !isNewer(event, newest)) {
+    const key = { ts: event.ts, origin: event.origin };
+    if (isNewer(key, records.freed.get(event.requestId))) records.setFreed(event.requestId, key);
+    return;
+  }
   if (!worker || !tracker.book.slotOf(event.workerId, event.dpRank)) {
     records.setOrphan(event);
     return;
   }
+  // A completion newer than the add completes it, and from now on travels with the booking.
   const mark = records.marks.get(event.requestId);
-  const prefillDone = mark !== undefined && isNewer(mark, event);
-  if (mark && !prefillDone) records.clearMark(event.requestId);
-  tracker.bookRequest(event, prefillDone);
+  if (mark) records.clearMark(event.requestId);
+  tracker.bookRequest(event, mark && isNewer(mark, event) ? mark : undefined);
 }
 
 function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free" }>): void {
@@ -100,7 +112,10 @@ function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free"
   const id = event.requestId;
   if (isNewer(event, records.freed.get(id))) records.setFreed(id, event);
   const live = tracker.request(id);
-  if (live && isNewer(event, keyOf(live))) tracker.dropRequest(live, physicalMs(event.ts));
+  if (live && isNewer(event, keyOf(live))) {
+    tracker.rememberPrefill(live);
+    tracker.dropRequest(live, physicalMs(event.ts));
+  }
   const orphan = records.orphans.get(id);
   if (orphan && isNewer(event, orphan)) records.clearOrphan(id);
   const mark = records.marks.get(id);
@@ -110,10 +125,15 @@ function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free"
 function mergePrefill(tracker: Tracker, event: Extract<ReplicaEvent, { type: "prefill_complete" }>): void {
   const { records } = tracker;
   const id = event.requestId;
-  // Remembered even when it completes the live add: a newer add replacing that one may precede it.
-  if (isNewer(event, records.marks.get(id))) records.setMark(id, { ts: event.ts, origin: event.origin });
+  const key = { ts: event.ts, origin: event.origin };
   const live = tracker.request(id);
-  if (live && isNewer(event, keyOf(live))) tracker.completePrefill(live, physicalMs(event.ts));
+  if (live && isNewer(key, keyOf(live))) {
+    // Kept with the booking (newest only); it becomes a mark when the booking leaves.
+    if (isNewer(key, tracker.prefillKeyOf(live))) tracker.completePrefill(live, physicalMs(event.ts), key);
+    return;
+  }
+  // Not live here (yet), or live under an add newer than it: keep it for an add it follows.
+  if (isNewer(key, records.marks.get(id))) records.setMark(id, key);
 }
 
 function mergeRegister(tracker: Tracker, event: RegisterEvent): void {
@@ -141,7 +161,7 @@ function mergeUnregister(tracker: Tracker, event: Extract<ReplicaEvent, { type: 
   records.setGone(event.workerId, event);
   records.clearExcluded(event.workerId);
   for (const orphan of records.orphansOf(event.workerId)) {
-    if (!isNewer(orphan, event)) records.clearOrphan(orphan.requestId);
+    if (!isNewer(orphan, event)) records.retireOrphan(orphan);
   }
   for (const add of survivors) place(tracker, add);
   reconcileBlockSize(tracker);
@@ -165,10 +185,7 @@ function setAside(tracker: Tracker, worker: WorkerEntry): AddEvent[] {
   for (const req of tracker.book.requests.values()) {
     if (req.slot.workerId !== worker.workerId) continue;
     adds.push(addEventOf(tracker, req));
-    const done = { ts: req.addTs + 1, origin: req.origin };
-    if (!req.inPrefill && req.prefillTokens > 0 && isNewer(done, tracker.records.marks.get(req.id))) {
-      tracker.records.setMark(req.id, done);
-    }
+    tracker.rememberPrefill(req);
   }
   tracker.removeWorker(worker, physicalMs(worker.key.ts));
   return adds;

@@ -1,4 +1,4 @@
-import { type EventKey, physicalMs } from "./clock";
+import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent } from "./events";
 import type { TrackerStore } from "./store";
 
@@ -57,6 +57,16 @@ export class ReplicaRecords {
   setOrphan(event: AddEvent): void {
     this.orphans.set(event.requestId, event);
     this.store.orphanSet?.(event);
+  }
+
+  /**
+   * Drops an orphan that a newer (un)registration of its worker killed, keeping its key as the id's
+   * newest departed add: an older add of the id that arrives later must stay dead too.
+   */
+  retireOrphan(orphan: AddEvent): void {
+    this.clearOrphan(orphan.requestId);
+    const key = { ts: orphan.ts, origin: orphan.origin };
+    if (isNewer(key, this.freed.get(orphan.requestId))) this.setFreed(orphan.requestId, key);
   }
 
   clearOrphan(id: string): void {

@@ -8,7 +8,7 @@ import {
 } from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
 import { Book, type Booking } from "./book";
-import { compareKeys, type EventKey, HybridClock } from "./clock";
+import { compareKeys, type EventKey, HybridClock, isNewer } from "./clock";
 import type { AddEvent, BindEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
 import { fail, text } from "./messages";
@@ -143,7 +143,7 @@ export class Tracker {
       // This registration is newer than anything seen: older records of the worker are void.
       this.records.clearGone(workerId);
       this.records.clearExcluded(workerId);
-      for (const orphan of this.records.orphansOf(workerId)) this.records.clearOrphan(orphan.requestId);
+      for (const orphan of this.records.orphansOf(workerId)) this.records.retireOrphan(orphan);
     }
     this.emit({ ...key, type: "register", ...input });
     return { ok: true, created };
@@ -155,10 +155,11 @@ export class Tracker {
     if (!worker) return fail("worker_not_found", text.workerNotFound(workerId, this.model, this.tenant));
     const key = this.stamp(now);
     // Dynamo drops the worker's requests silently (reference §2.1); replicas drop them on this event.
-    this.removeWorker(worker, now);
+    const dropped = this.removeWorker(worker, now);
     if (this.replicated) {
+      for (const req of dropped) this.remember(req);
       this.records.setGone(workerId, key);
-      for (const orphan of this.records.orphansOf(workerId)) this.records.clearOrphan(orphan.requestId);
+      for (const orphan of this.records.orphansOf(workerId)) this.records.retireOrphan(orphan);
       // The oldest registered worker may have been this one: another block size may now decide.
       reconcileBlockSize(this);
     }
@@ -213,9 +214,10 @@ export class Tracker {
       startedAt: now,
       deadline: now + this.expiryMs,
     };
-    this.bookRequest(event, false);
+    this.bookRequest(event);
     if (this.replicated) {
-      this.records.setFreed(input.requestId, key);
+      // Older records of this id lose to this add; its own key lives with the booking until it leaves.
+      this.records.clearFreed(input.requestId);
       this.records.clearMark(input.requestId);
       this.records.clearOrphan(input.requestId);
     }
@@ -230,9 +232,8 @@ export class Tracker {
     if (!req) return fail("request_not_found", text.requestNotFound(requestId));
     // A repeat changes nothing and is not shipped again.
     if (req.inPrefill) {
-      this.completePrefill(req, now);
       const key = this.stamp(now);
-      if (this.replicated) this.records.setMark(requestId, key);
+      this.completePrefill(req, now, key);
       this.emit({ ts: key.ts, origin: key.origin, type: "prefill_complete", requestId });
     }
     return { ok: true };
@@ -243,6 +244,7 @@ export class Tracker {
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
     const key = this.stamp(now);
     const req = this.book.requests.get(requestId);
+    // This free is newer than everything seen here, so nothing of the booking needs remembering.
     if (req) this.dropRequest(req, now);
     if (this.replicated) {
       // Shipped and remembered even for an id unknown here: its add may be on its way from a peer.
@@ -263,6 +265,7 @@ export class Tracker {
   expire(now: number): number {
     let expired = 0;
     for (let req = this.book.expiry.head; req && req.deadline < now; req = this.book.expiry.head) {
+      if (this.replicated) this.remember(req);
       this.dropRequest(req, req.deadline);
       expired++;
     }
@@ -331,11 +334,17 @@ export class Tracker {
     anchorAt?: number,
     key: EventKey = { ts: 0, origin: this.origin },
     deadline = startedAt + this.expiryMs,
+    prefillKey?: EventKey,
   ): void {
     const slot = this.book.slotOf(booking.workerId, booking.dpRank);
     if (!slot || this.book.requests.has(booking.requestId)) return;
     this.clock.observe(key.ts);
     const req = this.book.insertRequest(booking, key, startedAt, deadline, prefillDone);
+    if (prefillKey) {
+      this.clock.observe(prefillKey.ts);
+      req.prefillTs = prefillKey.ts;
+      req.prefillOrigin = prefillKey.origin;
+    }
     if (anchorAt !== undefined && slot.prefill.head === req) slot.prefill.anchorAt = anchorAt;
   }
 
@@ -361,8 +370,12 @@ export class Tracker {
   }
 
   /** Books a request (admission already decided) and persists it. */
-  bookRequest(event: AddEvent, prefillDone: boolean): LiveRequest {
-    const req = this.book.insertRequest(event, event, event.startedAt, event.deadline, prefillDone);
+  bookRequest(event: AddEvent, prefillKey?: EventKey): LiveRequest {
+    const req = this.book.insertRequest(event, event, event.startedAt, event.deadline, prefillKey !== undefined);
+    if (prefillKey) {
+      req.prefillTs = prefillKey.ts;
+      req.prefillOrigin = prefillKey.origin;
+    }
     this.store.requestAdded(req, event);
     return req;
   }
@@ -374,12 +387,38 @@ export class Tracker {
     this.store.requestRemoved(req);
   }
 
-  /** Ends a live request's pending prefill at `at` and persists that. */
-  completePrefill(req: LiveRequest, at: number): void {
-    if (!req.inPrefill) return;
-    const anchor = this.book.dequeuePrefill(req, at);
+  /**
+   * Ends a live request's pending prefill at `at` (if pending) and persists that, with the
+   * completion's key: a newer completion of a booking whose prefill is done only updates the key.
+   */
+  completePrefill(req: LiveRequest, at: number, key: EventKey): void {
+    req.prefillTs = key.ts;
+    req.prefillOrigin = key.origin;
+    const anchor = req.inPrefill ? this.book.dequeuePrefill(req, at) : null;
     this.store.prefillCompleted(req);
     if (anchor) this.store.anchorMoved(anchor, anchor.slot.prefill.anchorAt);
+  }
+
+  /** The key of a booking's newest prefill completion, if it has one. */
+  prefillKeyOf(req: LiveRequest): EventKey | undefined {
+    return Number.isNaN(req.prefillTs) ? undefined : { ts: req.prefillTs, origin: req.prefillOrigin };
+  }
+
+  /**
+   * Keeps a departing booking's keys as records (replicated trackers), for what may still arrive:
+   * its add's key, so an older add of the id stays dead once it left without a free (expired, or
+   * gone with its worker), and its completion's, which a newer add of the id may precede.
+   */
+  remember(req: LiveRequest): void {
+    const key = { ts: req.addTs, origin: req.origin };
+    if (isNewer(key, this.records.freed.get(req.id))) this.records.setFreed(req.id, key);
+    this.rememberPrefill(req);
+  }
+
+  /** Keeps a departing booking's completion key as a mark (see {@link remember}). */
+  rememberPrefill(req: LiveRequest): void {
+    const key = this.prefillKeyOf(req);
+    if (key && isNewer(key, this.records.marks.get(req.id))) this.records.setMark(req.id, key);
   }
 
   /** Ships a change made beside the book (a session binding) like the tracker's own. */

@@ -18,11 +18,10 @@ export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
   for (const req of book.requests.values()) {
     const add: AddEvent = addEventOf(tracker, req);
     // Read before the add is yielded: by the next page, a merge may have set the request aside and
-    // booked it again, leaving `req` dropped (not in prefill) though its prefill is pending.
-    const done = !req.inPrefill && req.prefillTokens > 0;
+    // booked it again, leaving `req` dropped though its completion is still the one to ship.
+    const done = tracker.prefillKeyOf(req);
     yield add;
-    // Done-ness travels as a completion just after the add (its exact time only moved the anchor).
-    if (done) yield { ts: req.addTs + 1, origin: req.origin, type: "prefill_complete", requestId: req.id };
+    if (done) yield { ...done, type: "prefill_complete", requestId: req.id };
   }
   for (const orphan of [...records.orphans.values()]) yield orphan;
   for (const [requestId, key] of [...records.marks]) yield { ...key, type: "prefill_complete", requestId };
