@@ -37,6 +37,8 @@ export class PrefillQueue {
   private sum = 0;
   /** Queued entries without a duration (anchor-only mode while > 0). */
   private unmodeled = 0;
+  /** Queued entries. */
+  private size = 0;
   /** When the current front became the anchor, ms. */
   anchorAt = 0;
 
@@ -59,6 +61,7 @@ export class PrefillQueue {
       this.anchorAt = now;
     }
     this.sum += entry.prefillTokens;
+    this.size++;
     if (Number.isNaN(entry.prefillDurationMs)) this.unmodeled++;
   }
 
@@ -79,6 +82,7 @@ export class PrefillQueue {
     entry.prefillPrev = null;
     entry.prefillNext = null;
     this.sum -= entry.prefillTokens;
+    this.size--;
     if (Number.isNaN(entry.prefillDurationMs)) this.unmodeled--;
     if (!wasHead || !this.head) return null;
     this.anchorAt = Math.max(now, this.head.startedAt);
@@ -87,6 +91,9 @@ export class PrefillQueue {
 
   /** Prefill tokens still pending at `now` (ms), after decay. */
   activeTokens(now: number): number {
+    // Nothing decays (no entry has a duration): the plain sum, without reading the anchor, which a
+    // large book keeps far from the cache (one miss per rank per `potential_loads`).
+    if (this.unmodeled === this.size) return this.sum;
     const anchor = this.head;
     if (!anchor) return 0;
     const tokens = anchor.prefillTokens;
@@ -110,6 +117,7 @@ export class PrefillQueue {
     this.tail = null;
     this.sum = 0;
     this.unmodeled = 0;
+    this.size = 0;
   }
 }
 

@@ -28,6 +28,8 @@ import {
   FIRST_HI,
   FIRST_LO,
   LEN,
+  MASK_HI,
+  MASK_LO,
   MULTI,
   NONE,
   PARENT,
@@ -170,9 +172,13 @@ export class PromptTrie {
         if (depths[rank] === 0) depths[rank] = depth;
         continue;
       }
+      const low =
+        setDepths(d[at * STRIDE + MASK_LO]!, 0, depths, depth) +
+        setDepths(d[at * STRIDE + MASK_HI]!, 32, depths, depth);
+      if (low === ranks) continue;
       for (let e = this.ranks.first(at); e !== NONE; e = this.ranks.nextOf(e)) {
         const r = this.ranks.rankOf(e);
-        if (depths[r] === 0) depths[r] = depth;
+        if (r >= 64 && depths[r] === 0) depths[r] = depth;
       }
     }
   }
@@ -224,6 +230,8 @@ export class PromptTrie {
     d[s + LEN] = length;
     d[s + RANK] = NONE;
     d[s + COUNT] = 0;
+    d[s + MASK_LO] = 0;
+    d[s + MASK_HI] = 0;
     d[s + FIRST_LO] = words[2 * from]!;
     d[s + FIRST_HI] = words[2 * from + 1]!;
     this.segments.link(seg);
@@ -256,6 +264,17 @@ export class PromptTrie {
     next.set(this.path);
     this.path = next;
   }
+}
+
+/** Sets `depth` for each rank whose bit is set in `mask` (ranks `base`…`base + 31`) and has none; returns how many bits. */
+function setDepths(mask: number, base: number, depths: Int32Array, depth: number): number {
+  let bits = 0;
+  for (let m = mask; m !== 0; m &= m - 1) {
+    const r = base + 31 - Math.clz32(m & -m);
+    if (depths[r] === 0) depths[r] = depth;
+    bits++;
+  }
+  return bits;
 }
 
 function randomSeed(): number {

@@ -6,7 +6,7 @@
  * positions whose value is also held elsewhere.
  */
 import type { RankCover } from "./rank-cover";
-import { COUNT, LEN, MULTI, NONE, RANK, type SegmentTable, STRIDE } from "./trie-segments";
+import { COUNT, LEN, MASK_HI, MASK_LO, MULTI, NONE, RANK, type SegmentTable, STRIDE } from "./trie-segments";
 import type { ValueGroups } from "./value-groups";
 
 export class SegmentCoverage {
@@ -80,6 +80,12 @@ export class SegmentCoverage {
 
   /** `rank` started (1) or stopped (−1) covering `seg`: a block per value it alone brings. */
   private countBlocks(seg: number, rank: number, sign: 1 | -1): void {
+    if (rank < 64) {
+      const field = seg * STRIDE + (rank < 32 ? MASK_LO : MASK_HI);
+      const bit = 1 << (rank & 31);
+      const d = this.segments.data;
+      d[field] = sign > 0 ? d[field]! | bit : d[field]! & ~bit;
+    }
     const shared = this.segments.sharedIn[seg]!;
     let delta = sign * (this.segments.data[seg * STRIDE + LEN]! - shared);
     if (shared > 0) delta += this.groups.countShared(seg, rank, sign);

@@ -11,6 +11,8 @@ import {
   FIRST_HI,
   FIRST_LO,
   LEN,
+  MASK_HI,
+  MASK_LO,
   MULTI,
   PARENT,
   RANK,
@@ -45,6 +47,8 @@ export function splitSegment(parts: TrieParts, seg: number, k: number): number {
   d[h + COUNT] = d[s + COUNT]!;
   d[h + FIRST_LO] = d[s + FIRST_LO]!;
   d[h + FIRST_HI] = d[s + FIRST_HI]!;
+  d[h + MASK_LO] = d[s + MASK_LO]!;
+  d[h + MASK_HI] = d[s + MASK_HI]!;
   if (d[s + RANK] === MULTI) parts.ranks.copy(seg, head);
   segments.replace(seg, head);
   d[s + PARENT] = head;

@@ -24,7 +24,13 @@ const CHAIN = 5;
 /** The first block's words, as stored in an Int32Array: with PARENT, the child-index key. */
 export const FIRST_LO = 6;
 export const FIRST_HI = 7;
-export const STRIDE = 8;
+/**
+ * Bits of the covering ranks below 64 (ranks 0–31, 32–63): a tracker of up to 64 ranks lists a
+ * segment's ranks from two words instead of walking `RankCover` entries scattered in memory.
+ */
+export const MASK_LO = 8;
+export const MASK_HI = 9;
+export const STRIDE = 10;
 
 export class SegmentTable {
   /** The records: field `F` of segment `s` is `data[s * STRIDE + F]`. */
