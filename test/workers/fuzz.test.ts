@@ -1,0 +1,274 @@
+/**
+ * Hostile input over HTTP, in workerd: fast-check sequences that interleave valid operations (tracked
+ * by a plain model) with hostile requests: valid bodies broken by one mutation, random bytes and JSON,
+ * stray paths and methods, odd query strings. Every hostile request must get a 4xx with an `error`
+ * string (never a 5xx, never a hang), every valid one the model's status, and at the end the tracker
+ * must hold exactly what the valid operations alone produce.
+ */
+import { decode } from "@msgpack/msgpack";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { POST_ROUTES, type Encoding, mutationOf, type Mutation, type ValidOp, validOp } from "./fuzz-ops";
+import { FuzzModel, parseExact } from "./fuzz-model";
+import { hostileRequest, validFields, validRequest, type WireRequest } from "./fuzz-wire";
+import { type Answer, listing, postJson, send } from "./reliability-http";
+import app from "../../src/app";
+
+/** `REQUEST_EXPIRY_SECONDS` of the workers project. */
+const EXPIRY_MS = 3_000;
+/** A run with live requests stops sending after this long, so none of them can expire before it checks. */
+const RUN_BUDGET_MS = 1_500;
+/** Sequences per run of the suite: about 15 s on a 2-core machine, 40 s when it is busy. */
+const RUNS = 200;
+
+type Op =
+  | { kind: "valid"; op: ValidOp; accept: Encoding }
+  | { kind: "hostile"; base: ValidOp; mutation: Mutation; accept: Encoding }
+  | { kind: "stray"; method: string; path: string }
+  | { kind: "query"; path: string; params: [string, string][] }
+  | { kind: "garbage"; path: string; type: string; bytes: Uint8Array };
+
+const accept = fc.constantFrom<Encoding>("json", "json", "msgpack");
+
+/** Paths and the methods each answers, as the app routes them. */
+const ROUTES = new Map<string, Set<string>>();
+for (const { path, method } of app.routes) {
+  if (method === "ALL") continue;
+  const methods = ROUTES.get(path) ?? new Set();
+  methods.add(method);
+  ROUTES.set(path, methods);
+}
+
+const stray = fc
+  .record({
+    kind: fc.constant("stray" as const),
+    method: fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"),
+    path: fc.oneof(
+      fc.constantFrom(
+        ...ROUTES.keys(),
+        "/workers/",
+        "/ADD",
+        "/add/x",
+        "//add",
+        "/%ff",
+        "/add%00",
+        "/batch/../add",
+      ),
+      fc.stringMatching(/^\/[a-z_.%0-9/-]{0,24}$/),
+    ),
+  })
+  .filter(({ method, path }) => !ROUTES.get(normalized(path))?.has(method));
+
+const query = fc.record({
+  kind: fc.constant("query" as const),
+  path: fc.constantFrom("/workers", "/loads", "/replica_sync/peers"),
+  params: fc.array(
+    fc.tuple(
+      fc.constantFrom("model_name", "tenant_id", "routing_group", "x"),
+      fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: "grapheme", minLength: 250, maxLength: 300 })),
+    ),
+    { maxLength: 3 },
+  ),
+});
+
+const utf8 = new TextEncoder();
+const garbage = fc.record({
+  kind: fc.constant("garbage" as const),
+  path: fc.constantFrom(...POST_ROUTES),
+  type: fc.constantFrom("application/json", "application/msgpack", "application/x-msgpack"),
+  bytes: fc.oneof(
+    fc.uint8Array({ maxLength: 300 }),
+    fc.jsonValue({ maxDepth: 4 }).map((v) => utf8.encode(JSON.stringify(v) ?? "")),
+    fc.string({ maxLength: 100 }).map((s) => utf8.encode(s)),
+  ),
+});
+
+const hostile = validOp.chain((base) =>
+  fc.record({
+    kind: fc.constant("hostile" as const),
+    base: fc.constant(base),
+    mutation: mutationOf(validFields(base, "m").path),
+    accept,
+  }),
+);
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant("valid" as const), op: validOp, accept }) },
+  { weight: 6, arbitrary: hostile },
+  { weight: 1, arbitrary: stray },
+  { weight: 1, arbitrary: query },
+  { weight: 1, arbitrary: garbage },
+);
+
+function normalized(path: string): string {
+  return new URL(`http://x${path}`).pathname;
+}
+
+/** An answer's body, integers as bigint, whichever encoding it came in. */
+function bodyOf(answer: Answer): unknown {
+  if (!(answer.headers.get("content-type") ?? "").includes("msgpack")) return parseExact(answer.text);
+  const ints = (v: unknown): unknown =>
+    typeof v === "number" && Number.isInteger(v)
+      ? BigInt(v)
+      : Array.isArray(v)
+        ? v.map(ints)
+        : v && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, ints(x)]))
+          : v;
+  return ints(decode(answer.bytes, { useBigInt64: true }));
+}
+
+/** Asserts the answer is `{"error": "<non-empty string>"}` with a 4xx status. */
+function expectClientError(answer: Answer, what: string): void {
+  expect(answer.status, `${what} → ${answer.status} ${answer.text.slice(0, 300)}`).toBeGreaterThanOrEqual(
+    400,
+  );
+  expect(answer.status, `${what} → ${answer.status} ${answer.text.slice(0, 300)}`).toBeLessThan(500);
+  const body = bodyOf(answer) as { error?: unknown };
+  expect(
+    typeof body.error === "string" && body.error.length > 0,
+    `${what}: ${answer.text.slice(0, 300)}`,
+  ).toBe(true);
+}
+
+function expectAnswer(answer: Answer, status: number, what: string): void {
+  expect(answer.status, `${what} → ${answer.text.slice(0, 300)}`).toBe(status);
+  if (status >= 400) expectClientError(answer, what);
+  else if (status !== 200 || !what.startsWith("/potential_loads")) {
+    if (!what.startsWith("/route") && !what.startsWith("/batch"))
+      expect(bodyOf(answer)).toEqual({ status: "ok" });
+  }
+}
+
+const call = (r: WireRequest) => send(r.method, r.path, { headers: r.headers, body: r.body });
+
+async function applyValid(model: FuzzModel, op: ValidOp, acceptAs: Encoding): Promise<void> {
+  const request = validRequest(op, model.model, acceptAs);
+  const what = `${request.path} ${JSON.stringify(op, (_k, v) => (typeof v === "bigint" ? `${v}n` : v)).slice(0, 200)}`;
+  const sentAt = Date.now();
+  const answer = await call(request);
+  switch (op.kind) {
+    case "register":
+      return expectAnswer(answer, model.register(op.worker), what);
+    case "unregister":
+      return expectAnswer(answer, model.unregister(op.workerId), what);
+    case "add":
+      return expectAnswer(answer, model.add(op.args, sentAt), what);
+    case "prefill_complete":
+      return expectAnswer(answer, model.prefillComplete(op.id), what);
+    case "free":
+      return expectAnswer(answer, model.free(op.id), what);
+    case "potential_loads":
+      if (model.blockSize === undefined) return expectAnswer(answer, 404, what);
+      expect(answer.status, what).toBe(200);
+      expect(bodyOf(answer), what).toEqual(model.potentialRows(op.hashes, op.tokens));
+      return;
+    case "route": {
+      if (model.blockSize === undefined) return expectAnswer(answer, 404, what);
+      if (model.requests.has(op.id)) return expectAnswer(answer, 409, what);
+      expect(answer.status, `${what} → ${answer.text}`).toBe(201);
+      const chosen = bodyOf(answer) as { worker_id: bigint; dp_rank: bigint };
+      expect(model.canBook(op.id, chosen.worker_id, chosen.dp_rank), what).toBe(true);
+      const args = {
+        id: op.id,
+        workerId: chosen.worker_id,
+        rank: chosen.dp_rank,
+        hashes: op.hashes,
+        tokens: op.tokens,
+      };
+      expect(model.add(args, sentAt)).toBe(201);
+      return;
+    }
+    case "batch": {
+      expect(answer.status, `${what} → ${answer.text}`).toBe(200);
+      const expected = op.ops.map((sub) => {
+        if (sub.op === "add") return model.add(sub.args, sentAt);
+        return sub.op === "free" ? model.free(sub.id) : model.prefillComplete(sub.id);
+      });
+      const { results } = bodyOf(answer) as { results: { status: bigint; error?: string }[] };
+      expect(
+        results.map((r) => Number(r.status)),
+        what,
+      ).toEqual(expected);
+      for (const r of results) if (r.status >= 400n) expect(typeof r.error).toBe("string");
+      return;
+    }
+  }
+}
+
+async function applyOp(model: FuzzModel, op: Op): Promise<void> {
+  switch (op.kind) {
+    case "valid":
+      return applyValid(model, op.op, op.accept);
+    case "hostile": {
+      const { request, expected } = hostileRequest(op.base, op.mutation, model.model, op.accept);
+      const answer = await call(request);
+      const what = `hostile ${request.path} ${JSON.stringify(op.mutation).slice(0, 200)} (${op.base.enc})`;
+      expectClientError(answer, what);
+      expect(answer.status, `${what} → ${answer.text.slice(0, 300)}`).toBe(expected);
+      return;
+    }
+    case "stray": {
+      const answer = await send(op.method, op.path);
+      const what = `${op.method} ${op.path}`;
+      expectClientError(answer, what);
+      expect(answer.status, what).toBe(ROUTES.has(normalized(op.path)) ? 405 : 404);
+      return;
+    }
+    case "query": {
+      const answer = await send("GET", `${op.path}?${new URLSearchParams(op.params)}`);
+      const what = `GET ${op.path} ${JSON.stringify(op.params)}`;
+      if (answer.status !== 200) expectClientError(answer, what);
+      return;
+    }
+    case "garbage": {
+      const answer = await send("POST", op.path, { headers: { "content-type": op.type }, body: op.bytes });
+      expectClientError(answer, `garbage ${op.path} ${op.type} ${answer.text.slice(0, 100)}`);
+      return;
+    }
+  }
+}
+
+/** `/workers`, `/loads` and every rank's live request count equal the model's, allowing for expiry. */
+async function expectModelState(model: FuzzModel): Promise<void> {
+  expect(parseExact(await listing("/workers", model.model))).toEqual(model.workerRows());
+  const loads = parseExact(await listing("/loads", model.model));
+  const counts =
+    model.blockSize === undefined
+      ? undefined
+      : parseExact(
+          (await postJson("/potential_loads", { model_name: model.model, sequence_hashes: [] })).text,
+        );
+  const now = Date.now();
+  const matches = model
+    .expiryCandidates(now, EXPIRY_MS)
+    .some(
+      (expired) =>
+        fc.stringify(loads) === fc.stringify(model.loadRows(expired)) &&
+        (counts === undefined || fc.stringify(counts) === fc.stringify(model.potentialRows([], 0n, expired))),
+    );
+  if (!matches) {
+    expect(loads).toEqual(model.loadRows());
+    expect(counts).toEqual(model.potentialRows([], 0n));
+  }
+}
+
+describe("hostile input", () => {
+  it("answers every hostile request with a 4xx error and keeps exactly the valid operations' state", async () => {
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 40 }), async (ops) => {
+        runs++;
+        const model = new FuzzModel(`fuzz-${crypto.randomUUID()}`);
+        const started = Date.now();
+        for (const op of ops) {
+          if (model.requests.size > 0 && Date.now() - started > RUN_BUDGET_MS) break;
+          await applyOp(model, op);
+        }
+        await expectModelState(model);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(runs).toBeGreaterThanOrEqual(RUNS);
+  }, 120_000);
+});
