@@ -4,7 +4,7 @@
  * no update. Both parts keep the segment's coverage: every prompt through it ran through all of it.
  * The smaller part moves to chunks of its own, so that every chunk keeps a single owner.
  */
-import type { BlockPool } from "./block-pool";
+import { type BlockPool, CHUNK } from "./block-pool";
 import type { RankCover } from "./rank-cover";
 import {
   COUNT,
@@ -56,7 +56,12 @@ export function splitSegment(parts: TrieParts, seg: number, k: number): number {
   d[s + FIRST_LO] = pool.words[2 * tail]!;
   d[s + FIRST_HI] = pool.words[2 * tail + 1]!;
   segments.link(seg);
-  if (k <= len - k) {
+  if ((tail & (CHUNK - 1)) === 0) {
+    // The cut falls between two chunks: each part keeps its own, nothing moves.
+    d[h + START] = start;
+    d[s + START] = tail;
+    pool.relabel(start, k, head);
+  } else if (k <= len - k) {
     d[h + START] = moveRun(parts, start, k, seg, head);
     d[s + START] = tail;
     pool.trimFront(start, k);
@@ -86,7 +91,7 @@ function moveRun(parts: TrieParts, start: number, length: number, from: number, 
     }
     w[2 * q] = w[2 * p]!;
     w[2 * q + 1] = w[2 * p + 1]!;
-    groups.move(p, q, from);
   }
+  groups.moveRun(start, target, length, from);
   return target;
 }

@@ -107,8 +107,25 @@ export class ValueGroups {
     }
   }
 
-  /** Position `from` of `seg` was copied to `to` (a split moving blocks to chunks of their own). */
-  move(from: number, to: number, seg: number): void {
+  /** The `length` positions from `from` of `seg` were copied to the run from `to` (a split). */
+  moveRun(from: number, to: number, length: number, seg: number): void {
+    if (this.segments.sharedIn[seg] === 0) {
+      this.values.relocateRun(this.pool, from, to, length);
+      return;
+    }
+    let p = from;
+    let q = to;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) {
+        p = this.pool.after(p);
+        q = this.pool.after(q);
+      }
+      this.move(p, q, seg);
+    }
+  }
+
+  /** Position `from` of `seg` was copied to `to`. */
+  private move(from: number, to: number, seg: number): void {
     const group = this.groupAt(from, seg);
     if (group) {
       const slot = group.slotOf.get(from)!;

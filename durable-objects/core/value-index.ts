@@ -108,6 +108,20 @@ export class ValueIndex {
     }
   }
 
+  /** Moves ownership of each value of the run of `length` from `from` to the same value's copy in the run from `to`. */
+  relocateRun(pool: BlockPool, from: number, to: number, length: number): void {
+    const hashes = this.hashRun(pool, from, length);
+    let p = from;
+    let q = to;
+    for (let k = 0; k < length; k++) {
+      if (k > 0) {
+        p = pool.after(p);
+        q = pool.after(q);
+      }
+      this.table[2 * this.slotFrom(this.home(hashes[k]!), p)] = q + 1;
+    }
+  }
+
   /** The run's hashes, in a scratch array; loading each home slot on the way warms the cache. */
   private hashRun(pool: BlockPool, start: number, length: number): Int32Array {
     if (this.scratch.length < length)
