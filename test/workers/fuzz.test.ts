@@ -6,6 +6,7 @@
  * must hold exactly what the valid operations alone produce.
  */
 import { decode } from "@msgpack/msgpack";
+import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { POST_ROUTES, type Encoding, mutationOf, type Mutation, type ValidOp, validOp } from "./fuzz-ops";
@@ -271,4 +272,37 @@ describe("hostile input", () => {
     );
     expect(runs).toBeGreaterThanOrEqual(RUNS);
   }, 120_000);
+
+  it("gives the same answers through the Worker's own entry point", async () => {
+    // A sample through `exports.default` (which the pool makes slower with every call, see
+    // `reliability-http.ts`): the entry point adds nothing that changes an answer.
+    const entry = (exports as unknown as { default: Fetcher }).default;
+    const model = new FuzzModel(`fuzz-${crypto.randomUUID()}`);
+    const samples = fc.sample(fc.oneof(hostile, stray, garbage), { numRuns: 40, seed: 7 });
+    for (const op of samples) {
+      const request =
+        op.kind === "hostile"
+          ? hostileRequest(op.base, op.mutation, model.model, op.accept).request
+          : op.kind === "stray"
+            ? { method: op.method, path: op.path, headers: {}, body: null }
+            : { method: "POST", path: op.path, headers: { "content-type": op.type }, body: op.bytes };
+      const direct = await call(request);
+      const again =
+        op.kind === "hostile"
+          ? hostileRequest(op.base, op.mutation, model.model, op.accept).request
+          : request;
+      const res = await entry.fetch(
+        new Request(`http://x${again.path}`, {
+          method: again.method,
+          headers: again.headers,
+          body: again.body,
+        }),
+      );
+      const text = await res.text();
+      expect(
+        [res.status, text],
+        JSON.stringify(op, (_k, v) => (typeof v === "bigint" ? `${v}n` : v)).slice(0, 300),
+      ).toEqual([direct.status, direct.text]);
+    }
+  });
 });
