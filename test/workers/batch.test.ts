@@ -22,7 +22,7 @@ async function post(path: string, body: unknown): Promise<{ status: number; body
 async function loadsOf(modelName: string) {
   const res = await worker.fetch(new Request(`http://x/loads?model_name=${modelName}`));
   expect(res.status).toBe(200);
-  const rows = (await res.json()) as { model_name: string }[];
+  const rows = (await res.json()) as { model_name: string; active_decode_blocks: number }[];
   return rows.map(({ model_name: _, ...row }) => row);
 }
 
