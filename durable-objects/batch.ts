@@ -29,8 +29,18 @@ export function applyBatch(
   for (const op of ops) {
     let result: Result;
     if (op.op === "add") {
-      const { op: _, ...input } = op;
-      result = tracker.add(input, now);
+      result = tracker.add(
+        {
+          requestId: op.requestId,
+          workerId: op.workerId,
+          dpRank: op.dpRank,
+          hashes: op.hashes,
+          newIslTokens: op.newIslTokens,
+          expectedOutputTokens: op.expectedOutputTokens,
+          expectedPrefillDurationMs: op.expectedPrefillDurationMs,
+        },
+        now,
+      );
     } else if (op.op === "prefill_complete") result = tracker.prefillComplete(op.requestId, now);
     else result = tracker.free(op.requestId, now);
     record(op.op, result);

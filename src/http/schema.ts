@@ -322,7 +322,10 @@ export function tagged<const K extends string, const V extends { readonly [tag: 
       if (!Object.hasOwn(value, key) || value[key] === undefined)
         throw new SchemaError(`missing field \`${at}\``);
       const tag = tagSchema.parse(value[key], at);
-      return { ...variants[tag]!.parse(value, path), [key]: tag } as TaggedOf<K, V>;
+      // Assigned, not spread: V8 spreads through a slow generic path, and a batch has 4,096 of these.
+      const out = variants[tag]!.parse(value, path) as Record<string, unknown>;
+      out[key] = tag;
+      return out as TaggedOf<K, V>;
     },
     {
       oneOf: tags.map((tag) => {
