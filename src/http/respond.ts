@@ -52,8 +52,14 @@ export function send<T extends JsonOutput, S extends ContentfulStatusCode>(
 }
 
 const OK = { status: "ok" } as const;
+/** Encoded once: the answer to every successful write, on the hot path of `/add` and `/free`. */
+const OK_JSON = stringifyJson(OK);
+const OK_MSGPACK = encode(OK, ENCODE_OPTIONS);
 
 /** `{"status":"ok"}`, Dynamo's answer to every successful write. */
 export function sendOk<S extends 200 | 201>(c: Context<AppEnv>, status: S): Sent<typeof OK, S> {
-  return send(c, OK, status);
+  const response: Response = acceptsMsgpack(c.req.header("accept"))
+    ? c.body(OK_MSGPACK.slice(), status, { "content-type": "application/msgpack", vary: "accept" })
+    : c.body(OK_JSON, status, { "content-type": "application/json", vary: "accept" });
+  return response as Sent<typeof OK, S>;
 }
