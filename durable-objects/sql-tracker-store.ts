@@ -36,13 +36,16 @@ export class SqlTrackerStore implements TrackerStore {
   hydrate(tracker: Tracker): void {
     if (!this.schemaReady) return;
     for (const row of this.sql.exec<WorkerRow>("SELECT * FROM workers")) {
-      tracker.restoreWorker({
-        workerId: blobToU64(row.worker_id),
-        blockSize: row.block_size,
-        dpStart: row.dp_start,
-        dpSize: row.dp_size,
-        ...profileOfRow(row),
-      }, { ts: row.key_ts, origin: row.key_origin });
+      tracker.restoreWorker(
+        {
+          workerId: blobToU64(row.worker_id),
+          blockSize: row.block_size,
+          dpStart: row.dp_start,
+          dpSize: row.dp_size,
+          ...profileOfRow(row),
+        },
+        { ts: row.key_ts, origin: row.key_origin },
+      );
     }
     for (const row of this.sql.exec<RequestRow>("SELECT * FROM requests ORDER BY seq")) {
       this.seq = row.seq;

@@ -104,7 +104,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
         store: replicated,
         replicaStore,
         stubOf: (peer) =>
-          env.TRACKER.getByName(trackerName({ ...this.key, replica: peer }), { locationHint: locationHintOf(peer) }),
+          env.TRACKER.getByName(trackerName({ ...this.key, replica: peer }), {
+            locationHint: locationHintOf(peer),
+          }),
         flushMs: positiveOr(env.REPLICA_FLUSH_MS, DEFAULT_FLUSH_MS),
         maxBacklog: positiveOr(env.REPLICA_OUTBOX_CAP, DEFAULT_OUTBOX_CAP),
       });
@@ -169,7 +171,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   }
 
   async batch(ops: BatchOp[]): Promise<Result<{ results: BatchOpResult[] }>> {
-    return this.finish(applyBatch(this.tracker, ops, Date.now(), (op, result) => this.ops.record(op, result)));
+    return this.finish(
+      applyBatch(this.tracker, ops, Date.now(), (op, result) => this.ops.record(op, result)),
+    );
   }
 
   async listLoads(): Promise<RankLoad[]> {

@@ -1,53 +1,13 @@
-import {
-  DEFAULT_REQUEST_EXPIRY_SECONDS,
-  MAX_HASHES_PER_CALL,
-  MAX_LIVE_BLOCKS,
-  MAX_LIVE_REQUESTS,
-  MAX_RANKS,
-  MAX_WORKERS,
-} from "../limits";
+import { MAX_HASHES_PER_CALL } from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
-import { Book, type Booking } from "./book";
-import { compareKeys, type EventKey, HybridClock, isNewer } from "./clock";
-import type { AddEvent, BindEvent, ReplicaEvent } from "./events";
-import type { LiveRequest } from "./live-request";
+import type { AddEvent } from "./events";
 import { fail, text } from "./messages";
-import type { WorkerEntry } from "./rank-slot";
 import { reconcileBlockSize } from "./replica-merge";
-import { ReplicaRecords } from "./replica-records";
-import { NULL_STORE, type TrackerStore } from "./store";
+import { TrackerState } from "./tracker-state";
+
+export type { SessionReplica, TrackerLimits, TrackerOptions } from "./tracker-state";
 
 const U32_MAX = 2 ** 32 - 1;
-/** How often replication records are swept for ones past the expiry age, ms. */
-const PURGE_INTERVAL_MS = 10_000;
-
-/** Session bindings as replication sees them: merged by newest key, and part of a snapshot. */
-export interface SessionReplica {
-  merge(event: BindEvent, now: number): void;
-  snapshot(): Iterable<BindEvent>;
-}
-
-export interface TrackerLimits {
-  maxLiveRequests: number;
-  /** Prompt blocks all live requests may hold together (the tracker's memory and storage budget). */
-  maxLiveBlocks: number;
-  maxWorkers: number;
-  maxRanks: number;
-}
-
-export interface TrackerOptions {
-  model: string;
-  tenant: string;
-  /** Age after which a live request is removed as if freed, ms. */
-  expiryMs?: number;
-  /** Write-through port; every mutation reports itself here synchronously, before it returns. */
-  store?: TrackerStore;
-  limits?: Partial<TrackerLimits>;
-  /** This replica's name: the origin of the changes accepted here. */
-  origin?: string;
-  /** Whether other replicas exist: then changes are emitted and replication records kept. */
-  replicated?: boolean;
-}
 
 /**
  * The slot tracker of one (model, tenant): Dynamo's `ActiveSequencesMultiWorker` behind the
@@ -57,58 +17,7 @@ export interface TrackerOptions {
  * the hybrid clock; a replicated tracker emits it, and merges other replicas' changes with
  * `applyReplicaEvent` (`replica-merge.ts`).
  */
-export class Tracker {
-  readonly model: string;
-  readonly tenant: string;
-  readonly expiryMs: number;
-  readonly origin: string;
-  readonly replicated: boolean;
-  readonly book = new Book();
-  readonly records: ReplicaRecords;
-  readonly clock = new HybridClock();
-  readonly store: TrackerStore;
-  private readonly limits: TrackerLimits;
-  private nextPurge = 0;
-  /** `/route`'s session bindings, which replicate with the tracker's changes (set by the object). */
-  sessions: SessionReplica | null = null;
-  /** Requests removed by expiry since this instance was built (a metrics counter). */
-  expiredCount = 0;
-
-  constructor(options: TrackerOptions) {
-    this.model = options.model;
-    this.tenant = options.tenant;
-    this.expiryMs = options.expiryMs ?? DEFAULT_REQUEST_EXPIRY_SECONDS * 1000;
-    this.store = options.store ?? NULL_STORE;
-    this.origin = options.origin ?? "primary";
-    this.replicated = options.replicated ?? false;
-    this.records = new ReplicaRecords(this.store);
-    this.limits = {
-      maxLiveRequests: MAX_LIVE_REQUESTS,
-      maxLiveBlocks: MAX_LIVE_BLOCKS,
-      maxWorkers: MAX_WORKERS,
-      maxRanks: MAX_RANKS,
-      ...options.limits,
-    };
-  }
-
-  /** Whether the tracker exists (has at least one worker). */
-  get exists(): boolean {
-    return this.book.blockSize !== undefined;
-  }
-
-  get blockSize(): number | undefined {
-    return this.book.blockSize;
-  }
-
-  get liveRequests(): number {
-    return this.book.requests.size;
-  }
-
-  /** The earliest expiry deadline among live requests, epoch ms. */
-  nextDeadline(): number | undefined {
-    return this.book.expiry.head?.deadline;
-  }
-
+export class Tracker extends TrackerState {
   register(input: RegisterInput, now: number): Result<{ created: boolean }> {
     this.expire(now);
     const { workerId, blockSize, dpStart, dpSize } = input;
@@ -256,27 +165,6 @@ export class Tracker {
     return { ok: true };
   }
 
-  /**
-   * Removes every request whose deadline has passed at `now`. Each is removed at its own deadline
-   * (which is what a prefill re-anchor sees), so lazy and alarm-driven expiry agree, and replicas,
-   * which share deadlines, expire the same requests at the same moments.
-   * @returns how many requests expired.
-   */
-  expire(now: number): number {
-    let expired = 0;
-    for (let req = this.book.expiry.head; req && req.deadline < now; req = this.book.expiry.head) {
-      if (this.replicated) this.remember(req);
-      this.dropRequest(req, req.deadline);
-      expired++;
-    }
-    this.expiredCount += expired;
-    if (this.replicated && now >= this.nextPurge) {
-      this.nextPurge = now + PURGE_INTERVAL_MS;
-      this.records.purge(now, this.expiryMs);
-    }
-    return expired;
-  }
-
   listWorkers(now: number): WorkerInfo[] {
     this.expire(now);
     return this.book.listWorkers();
@@ -295,138 +183,5 @@ export class Tracker {
     this.expire(now);
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
     return { ok: true, loads: this.book.potentialLoads(hashes, newIslTokens, now) };
-  }
-
-  /**
-   * Registered workers as registered (card and type included), in registration order: the order of
-   * their keys, which every replica agrees on and which survives a restart once keys are stored.
-   */
-  registrations(): RegisterInput[] {
-    return [...this.book.workers.values()].sort((a, b) => compareKeys(a.key, b.key)).map((w) => w.input);
-  }
-
-  /** The live request `requestId`, for callers that persist or replicate it. */
-  request(requestId: string): LiveRequest | undefined {
-    return this.book.requests.get(requestId);
-  }
-
-  /** The prompt hashes of a live request. */
-  promptOf(req: LiveRequest): BigUint64Array {
-    return this.book.promptOf(req);
-  }
-
-  /** Rebuilds a worker from storage, without reporting to the store. */
-  restoreWorker(input: RegisterInput, key: EventKey = { ts: 0, origin: this.origin }): void {
-    this.clock.observe(key.ts);
-    this.book.insertWorker(input, key);
-  }
-
-  /**
-   * Rebuilds a live request from storage, without reporting to the store. Call in the original add
-   * order so each rank's prefill FIFO comes back in the same order.
-   * @param prefillDone whether its prefill had completed.
-   * @param anchorAt when it became its rank's prefill anchor, if that was after its add.
-   */
-  restoreRequest(
-    booking: Booking,
-    startedAt: number,
-    prefillDone: boolean,
-    anchorAt?: number,
-    key: EventKey = { ts: 0, origin: this.origin },
-    deadline = startedAt + this.expiryMs,
-    prefillKey?: EventKey,
-  ): void {
-    const slot = this.book.slotOf(booking.workerId, booking.dpRank);
-    if (!slot || this.book.requests.has(booking.requestId)) return;
-    this.clock.observe(key.ts);
-    const req = this.book.insertRequest(booking, key, startedAt, deadline, prefillDone);
-    if (prefillKey) {
-      this.clock.observe(prefillKey.ts);
-      req.prefillTs = prefillKey.ts;
-      req.prefillOrigin = prefillKey.origin;
-    }
-    if (anchorAt !== undefined && slot.prefill.head === req) slot.prefill.anchorAt = anchorAt;
-  }
-
-  /** A key for a change accepted here at `now`. */
-  stamp(now: number): EventKey {
-    return { ts: this.clock.tick(now), origin: this.origin };
-  }
-
-  /** Adds a registered worker to the book and persists it (admission already decided). */
-  registerWorker(event: Extract<ReplicaEvent, { type: "register" }>): WorkerEntry {
-    const { ts, origin, type: _type, ...input } = event;
-    const entry = this.book.insertWorker(input, { ts, origin });
-    this.store.workerAdded(input, { ts, origin });
-    return entry;
-  }
-
-  /** Removes a worker with its requests and persists that; the last one deletes the tracker. */
-  removeWorker(entry: WorkerEntry, at: number): LiveRequest[] {
-    const dropped = this.book.removeWorker(entry, at);
-    if (this.exists) this.store.workerRemoved(entry.workerId);
-    else this.store.trackerDeleted();
-    return dropped;
-  }
-
-  /** Books a request (admission already decided) and persists it. */
-  bookRequest(event: AddEvent, prefillKey?: EventKey): LiveRequest {
-    const req = this.book.insertRequest(event, event, event.startedAt, event.deadline, prefillKey !== undefined);
-    if (prefillKey) {
-      req.prefillTs = prefillKey.ts;
-      req.prefillOrigin = prefillKey.origin;
-    }
-    this.store.requestAdded(req, event);
-    return req;
-  }
-
-  /** Ends a live request at `at` and persists that. */
-  dropRequest(req: LiveRequest, at: number): void {
-    const anchor = this.book.drop(req, at);
-    if (anchor) this.store.anchorMoved(anchor, anchor.slot.prefill.anchorAt);
-    this.store.requestRemoved(req);
-  }
-
-  /**
-   * Ends a live request's pending prefill at `at` (if pending) and persists that, with the
-   * completion's key: a newer completion of a booking whose prefill is done only updates the key.
-   */
-  completePrefill(req: LiveRequest, at: number, key: EventKey): void {
-    req.prefillTs = key.ts;
-    req.prefillOrigin = key.origin;
-    const anchor = req.inPrefill ? this.book.dequeuePrefill(req, at) : null;
-    this.store.prefillCompleted(req);
-    if (anchor) this.store.anchorMoved(anchor, anchor.slot.prefill.anchorAt);
-  }
-
-  /** The key of a booking's newest prefill completion, if it has one. */
-  prefillKeyOf(req: LiveRequest): EventKey | undefined {
-    return Number.isNaN(req.prefillTs) ? undefined : { ts: req.prefillTs, origin: req.prefillOrigin };
-  }
-
-  /**
-   * Keeps a departing booking's keys as records (replicated trackers), for what may still arrive:
-   * its add's key, so an older add of the id stays dead once it left without a free (expired, or
-   * gone with its worker), and its completion's, which a newer add of the id may precede.
-   */
-  remember(req: LiveRequest): void {
-    const key = { ts: req.addTs, origin: req.origin };
-    if (isNewer(key, this.records.freed.get(req.id))) this.records.setFreed(req.id, key);
-    this.rememberPrefill(req);
-  }
-
-  /** Keeps a departing booking's completion key as a mark (see {@link remember}). */
-  rememberPrefill(req: LiveRequest): void {
-    const key = this.prefillKeyOf(req);
-    if (key && isNewer(key, this.records.marks.get(req.id))) this.records.setMark(req.id, key);
-  }
-
-  /** Ships a change made beside the book (a session binding) like the tracker's own. */
-  emitExternal(event: ReplicaEvent): void {
-    this.emit(event);
-  }
-
-  private emit(event: ReplicaEvent): void {
-    if (this.replicated) this.store.emitted?.(event);
   }
 }

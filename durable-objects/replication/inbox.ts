@@ -49,10 +49,16 @@ export class Inbox {
   admit(header: IncomingHeader, count: number): Admission {
     const known = this.streams.get(header.origin);
     const current: StreamPosition =
-      known && known.incarnation === header.incarnation ? known : { incarnation: header.incarnation, applied: 0 };
+      known && known.incarnation === header.incarnation
+        ? known
+        : { incarnation: header.incarnation, applied: 0 };
     if (header.kind === "snapshot") {
       const applied = header.final ? Math.max(current.applied, header.upTo) : current.applied;
-      return { from: 0, position: { incarnation: header.incarnation, applied }, reply: { status: "ok", applied } };
+      return {
+        from: 0,
+        position: { incarnation: header.incarnation, applied },
+        reply: { status: "ok", applied },
+      };
     }
     if (header.firstSeq > current.applied + 1) {
       return { from: count, position: current, reply: { status: "gap", applied: current.applied } };

@@ -80,7 +80,8 @@ export class PeerSync {
     const admission = this.inbox.admit(batch, batch.events.length);
     if (admission.reply.status !== "ok") return admission.reply;
     const { tracker, replicaStore } = this.options;
-    for (let i = admission.from; i < batch.events.length; i++) applyReplicaEvent(tracker, batch.events[i]!, now);
+    for (let i = admission.from; i < batch.events.length; i++)
+      applyReplicaEvent(tracker, batch.events[i]!, now);
     this.counters.received(batch.origin, batch.events.length - admission.from, admission.from);
     this.inbox.commit(batch.origin, admission.position);
     replicaStore.saveOrigin(batch.origin, admission.position);
@@ -133,7 +134,9 @@ export class PeerSync {
 }
 
 function isOverloaded(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { overloaded?: unknown }).overloaded === true;
+  return (
+    typeof error === "object" && error !== null && (error as { overloaded?: unknown }).overloaded === true
+  );
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -197,7 +197,13 @@ export class Replicator<E> {
       return this.snapshotPage(peer);
     }
     peer.inFlight = true;
-    return this.batch("stream", entries[0]!.seq, 0, false, entries.map((e) => e.entry));
+    return this.batch(
+      "stream",
+      entries[0]!.seq,
+      0,
+      false,
+      entries.map((e) => e.entry),
+    );
   }
 
   /** Records a peer's answer to the batch in flight. */
@@ -269,7 +275,11 @@ export class Replicator<E> {
 
   /** Peer cursors as they should be persisted. */
   cursors(): { peer: string; acked: number; resync: boolean }[] {
-    return [...this.peers.values()].map((p) => ({ peer: p.name, acked: p.acked, resync: p.state === "resync" }));
+    return [...this.peers.values()].map((p) => ({
+      peer: p.name,
+      acked: p.acked,
+      resync: p.state === "resync",
+    }));
   }
 
   private peerDueAt(peer: Peer): number | null {

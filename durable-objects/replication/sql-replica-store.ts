@@ -67,7 +67,10 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
   append(seq: number, entry: Uint8Array, at: number): void {
     this.ensure();
     if (this.unsavedIncarnation !== null) {
-      this.sql.exec("INSERT INTO replica_meta (key, value) VALUES ('incarnation', ?)", this.unsavedIncarnation);
+      this.sql.exec(
+        "INSERT INTO replica_meta (key, value) VALUES ('incarnation', ?)",
+        this.unsavedIncarnation,
+      );
       this.unsavedIncarnation = null;
     }
     this.sql.exec("INSERT INTO outbox (seq, event, at) VALUES (?, ?, ?)", seq, bytesOf(entry), at);
@@ -111,7 +114,12 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
 
   savePeer(name: string, acked: number, resync: boolean): void {
     this.ensure();
-    this.sql.exec("INSERT OR REPLACE INTO peers (name, acked, resync) VALUES (?, ?, ?)", name, acked, resync ? 1 : 0);
+    this.sql.exec(
+      "INSERT OR REPLACE INTO peers (name, acked, resync) VALUES (?, ?, ?)",
+      name,
+      acked,
+      resync ? 1 : 0,
+    );
   }
 
   origins(): [string, StreamPosition][] {
@@ -149,7 +157,12 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
 
   held(kind: HeldKind, id: string, event: AddEvent | RegisterEvent): void {
     this.ensure();
-    this.sql.exec("INSERT OR REPLACE INTO held (kind, id, event) VALUES (?, ?, ?)", kind, id, bytesOf(encodeEvent(event)));
+    this.sql.exec(
+      "INSERT OR REPLACE INTO held (kind, id, event) VALUES (?, ?, ?)",
+      kind,
+      id,
+      bytesOf(encodeEvent(event)),
+    );
   }
 
   released(kind: HeldKind, id: string): void {
@@ -187,6 +200,7 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
 
 /** The bytes as an ArrayBuffer of exactly their length (SQLite binds ArrayBuffers). */
 function bytesOf(bytes: Uint8Array): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer as ArrayBuffer;
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)
+    return bytes.buffer as ArrayBuffer;
   return bytes.slice().buffer as ArrayBuffer;
 }

@@ -70,7 +70,9 @@ describe("state persisted by Miniflare", () => {
       `{"model_name":"qwen","request_id":"r4","worker_id":3,"dp_rank":0,"sequence_hashes":[4,4],"new_isl_tokens":2}`,
     ];
     for (const body of adds) expect((await call(first, "/add", body)).status).toBe(201);
-    expect((await call(first, "/prefill_complete", `{"model_name":"llama","request_id":"r2"}`)).status).toBe(200);
+    expect((await call(first, "/prefill_complete", `{"model_name":"llama","request_id":"r2"}`)).status).toBe(
+      200,
+    );
     const potentialBody = `{"model_name":"llama","sequence_hashes":[1,2,-1,8],"new_isl_tokens":4}`;
     const before = {
       workers: await call(first, "/workers"),

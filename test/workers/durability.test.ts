@@ -32,7 +32,13 @@ describe("tracker durability", () => {
       { workerId: big, dpRank: 1, activePrefillTokens: 8, activeDecodeBlocks: 4 },
     ]);
     // The restored request ids are live: a duplicate add is refused, a repeat prefill_complete is fine.
-    const duplicate = await stub.add({ requestId: "a", workerId: 7n, dpRank: 3, hashes: hashes(), newIslTokens: 0 });
+    const duplicate = await stub.add({
+      requestId: "a",
+      workerId: 7n,
+      dpRank: 3,
+      hashes: hashes(),
+      newIslTokens: 0,
+    });
     expect(duplicate).toMatchObject({ ok: false, code: "duplicate_request" });
     expect(await stub.prefillComplete("a")).toEqual({ ok: true });
     expect((await stub.listLoads())[2]!.activePrefillTokens).toBe(0);
@@ -44,12 +50,28 @@ describe("tracker durability", () => {
     await stub.register({ workerId: 1n, blockSize: 16, dpStart: 0, dpSize: 1 });
     // Shorter than the test expiry age (3 s), so evaluating half-way does not expire the request.
     const long = 2_000;
-    await stub.add({ requestId: "a", workerId: 1n, dpRank: 0, hashes: hashes(1), newIslTokens: 100, expectedPrefillDurationMs: long });
-    await stub.add({ requestId: "b", workerId: 1n, dpRank: 0, hashes: hashes(2), newIslTokens: 100, expectedPrefillDurationMs: long });
+    await stub.add({
+      requestId: "a",
+      workerId: 1n,
+      dpRank: 0,
+      hashes: hashes(1),
+      newIslTokens: 100,
+      expectedPrefillDurationMs: long,
+    });
+    await stub.add({
+      requestId: "b",
+      workerId: 1n,
+      dpRank: 0,
+      hashes: hashes(2),
+      newIslTokens: 100,
+      expectedPrefillDurationMs: long,
+    });
     await new Promise((resolve) => setTimeout(resolve, 20));
     await stub.free("a");
-    const anchorBefore = await runInDurableObject(stub, (_instance, state) =>
-      state.storage.sql.exec("SELECT anchor_at FROM requests WHERE request_id = 'b'").one().anchor_at,
+    const anchorBefore = await runInDurableObject(
+      stub,
+      (_instance, state) =>
+        state.storage.sql.exec("SELECT anchor_at FROM requests WHERE request_id = 'b'").one().anchor_at,
     );
     expect(typeof anchorBefore).toBe("number");
 
@@ -57,8 +79,9 @@ describe("tracker durability", () => {
     stub = trackerStub(key);
     const restoredAnchor = await runInDurableObject(stub, (instance) => {
       // The restored queue's anchor time is what decay is measured from.
-      const tracker = (instance as unknown as { tracker: { listLoads(now: number): { activePrefillTokens: number }[] } })
-        .tracker;
+      const tracker = (
+        instance as unknown as { tracker: { listLoads(now: number): { activePrefillTokens: number }[] } }
+      ).tracker;
       return tracker.listLoads((anchorBefore as number) + long / 2)[0]!.activePrefillTokens;
     });
     expect(restoredAnchor).toBe(50);
@@ -69,8 +92,12 @@ describe("tracker durability", () => {
     const stub = trackerStub(key);
     expect(await stub.listLoads()).toEqual([]);
     const tablesOf = () =>
-      runInDurableObject(stub, (_i, state) =>
-        state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'").toArray().length,
+      runInDurableObject(
+        stub,
+        (_i, state) =>
+          state.storage.sql
+            .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'")
+            .toArray().length,
       );
     expect(await tablesOf()).toBe(0);
     await stub.register({ workerId: 1n, blockSize: 16, dpStart: 0, dpSize: 1 });
@@ -90,7 +117,13 @@ describe("tracker durability", () => {
     await stub.register({ workerId: 1n, blockSize: 16, dpStart: 0, dpSize: 1 });
     const before = await stub.rowsWritten();
     for (let i = 0; i < 10; i++) {
-      await stub.add({ requestId: `r${i}`, workerId: 1n, dpRank: 0, hashes: hashes(1, 2, i), newIslTokens: 3 });
+      await stub.add({
+        requestId: `r${i}`,
+        workerId: 1n,
+        dpRank: 0,
+        hashes: hashes(1, 2, i),
+        newIslTokens: 3,
+      });
     }
     expect((await stub.rowsWritten()) - before).toBe(10);
   });

@@ -6,7 +6,10 @@ import { hashes, trackerStub, uniqueKey, waitFor } from "./helpers";
 const EXPIRY_MS = Number(env.REQUEST_EXPIRY_SECONDS) * 1000;
 
 const storedRequests = (stub: ReturnType<typeof trackerStub>) =>
-  runInDurableObject(stub, (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM requests").one().n);
+  runInDurableObject(
+    stub,
+    (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM requests").one().n,
+  );
 
 describe("expiry", () => {
   it("is configured short for these tests", () => {

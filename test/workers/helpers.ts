@@ -15,7 +15,11 @@ export function hashes(...values: (number | bigint)[]): BigUint64Array {
 }
 
 /** Polls `check` until it returns true or `timeoutMs` passes; real timers only where no clock can be injected. */
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, stepMs = 50): Promise<boolean> {
+export async function waitFor(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  stepMs = 50,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return true;
