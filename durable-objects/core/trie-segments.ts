@@ -30,7 +30,9 @@ export const FIRST_HI = 7;
  */
 export const MASK_LO = 8;
 export const MASK_HI = 9;
-export const STRIDE = 10;
+/** Children in the index: a lookup under a segment without any (a prompt's end) costs no probe. */
+const CHILDREN = 10;
+export const STRIDE = 11;
 
 export class SegmentTable {
   /** The records: field `F` of segment `s` is `data[s * STRIDE + F]`. */
@@ -61,6 +63,7 @@ export class SegmentTable {
       seg = this.used++;
     }
     this.sharedIn[seg] = 0;
+    this.data[seg * STRIDE + CHILDREN] = 0;
     return seg;
   }
 
@@ -74,6 +77,7 @@ export class SegmentTable {
   /** The child of `parent` whose first block is (lo, hi), or NONE. */
   find(parent: number, lo: number, hi: number): number {
     const d = this.data;
+    if (d[parent * STRIDE + CHILDREN] === 0) return NONE;
     const l = lo | 0;
     const h = hi | 0;
     for (let s = this.buckets[this.bucketOf(parent, l, h)]!; s !== NONE; s = d[s * STRIDE + CHAIN]!) {
@@ -98,14 +102,16 @@ export class SegmentTable {
       this.buckets[b] = seg;
     }
     this.linked++;
+    this.data[this.data[seg * STRIDE + PARENT]! * STRIDE + CHILDREN]!++;
   }
 
   unlink(seg: number): void {
     this.replace(seg, NONE);
     this.linked--;
+    this.data[this.data[seg * STRIDE + PARENT]! * STRIDE + CHILDREN]!--;
   }
 
-  /** Puts `next` (same key; NONE to delete) in `seg`'s place in the child index. */
+  /** Puts `next` (same key, so same parent; NONE to delete) in `seg`'s place in the child index. */
   replace(seg: number, next: number): void {
     const d = this.data;
     const b = this.keyOf(seg);
