@@ -9,11 +9,12 @@ import { promptBigints, queryArray, Rng, requestOf } from "./trace";
 import { fill, materialize, run, T0 } from "./workload";
 
 const SIZES = [1_000, 10_000, 100_000];
-const ROUNDS = 3;
+/** Rounds of each subject, alternating; the median round counts (a shared machine has bursts). */
+const ROUNDS = 5;
 const CYCLES_PER_ROUND = 20_000;
 /** Churn before a heap reading, so that free lists and table sizes are those of a book in use. */
 const HEAP_CHURN = 20_000;
-const QUERIES = 1_000;
+const QUERIES = 2_000;
 /** The baseline's scan grows with N; it gets this long for its queries, and at least 20 of them. */
 const BASELINE_QUERY_BUDGET_MS = 4_000;
 
