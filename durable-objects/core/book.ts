@@ -1,20 +1,12 @@
-import type { PotentialLoad, RankLoad, RegisterInput, WorkerInfo } from "../types";
+import type { AddInput, PotentialLoad, RankLoad, RegisterInput, WorkerInfo } from "../types";
 import type { EventKey } from "./clock";
 import { ExpiryList } from "./expiry-list";
 import { LiveRequest } from "./live-request";
 import { PromptTrie } from "./prompt-trie";
 import { RankSlot, type WorkerEntry } from "./rank-slot";
 
-/** What a request needs to be booked, whoever accepted it. */
-export interface Booking {
-  requestId: string;
-  workerId: bigint;
-  dpRank: number;
-  hashes: BigUint64Array;
-  newIslTokens: number;
-  expectedOutputTokens?: number;
-  expectedPrefillDurationMs?: number;
-}
+/** What a request needs to be booked, whoever accepted it: the fields of an `/add`. */
+export type Booking = AddInput;
 
 /**
  * The live book of one tracker: registered workers and their rank slots, live requests, the prompt

@@ -1,4 +1,4 @@
-import type { RegisterInput } from "../types";
+import type { AddInput, RegisterInput } from "../types";
 import type { EventKey } from "./clock";
 
 /**
@@ -8,20 +8,14 @@ import type { EventKey } from "./clock";
 export type ReplicaEvent =
   | (EventKey & { type: "register" } & RegisterInput)
   | (EventKey & { type: "unregister"; workerId: bigint })
-  | (EventKey & {
-      type: "add";
-      requestId: string;
-      workerId: bigint;
-      dpRank: number;
-      hashes: BigUint64Array;
-      newIslTokens: number;
-      expectedOutputTokens?: number;
-      expectedPrefillDurationMs?: number;
-      /** When the origin booked it, epoch ms (prefill anchor). */
-      startedAt: number;
-      /** When it expires everywhere, epoch ms: carried so that every replica expires it at once. */
-      deadline: number;
-    })
+  | (EventKey &
+      AddInput & {
+        type: "add";
+        /** When the origin booked it, epoch ms (prefill anchor). */
+        startedAt: number;
+        /** When it expires everywhere, epoch ms: carried so that every replica expires it at once. */
+        deadline: number;
+      })
   | (EventKey & { type: "prefill_complete"; requestId: string })
   | (EventKey & { type: "free"; requestId: string })
   | (EventKey & {

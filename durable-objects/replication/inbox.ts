@@ -1,19 +1,10 @@
 import type { BatchReply } from "./replicator";
+import type { ReplicaBatchHeader } from "./types";
 
 /** What a receiver remembers of one origin's stream: its incarnation and the last sequence applied. */
 export interface StreamPosition {
   incarnation: string;
   applied: number;
-}
-
-/** The part of an incoming batch the receiver checks (events are handled by the caller). */
-export interface IncomingHeader {
-  origin: string;
-  incarnation: string;
-  kind: "stream" | "snapshot";
-  firstSeq: number;
-  upTo: number;
-  final: boolean;
 }
 
 export interface Admission {
@@ -46,7 +37,7 @@ export class Inbox {
     return [...this.streams];
   }
 
-  admit(header: IncomingHeader, count: number): Admission {
+  admit(header: ReplicaBatchHeader, count: number): Admission {
     const known = this.streams.get(header.origin);
     const current: StreamPosition =
       known && known.incarnation === header.incarnation

@@ -1,4 +1,5 @@
 import type { ReplicaEvent } from "../core/events";
+import type { ReplicaBatchHeader } from "./types";
 import type { PeerStatus } from "../types";
 
 export type { PeerStatus } from "../types";
@@ -21,16 +22,8 @@ export type { PeerStatus } from "../types";
 
 export type PeerState = PeerStatus["state"];
 
-/** A batch on the wire (encoded by `event-codec.ts`). */
-export interface OutgoingBatch<E> {
-  origin: string;
-  incarnation: string;
-  kind: "stream" | "snapshot";
-  /** Stream: sequence number of the first event. Snapshot: unused (0). */
-  firstSeq: number;
-  /** Snapshot: the stream resumes after this sequence number once `final` is acknowledged. */
-  upTo: number;
-  final: boolean;
+/** A batch on the wire (encoded by `event-codec.ts`), its events as log entries. */
+export interface OutgoingBatch<E> extends ReplicaBatchHeader {
   events: E[];
 }
 
