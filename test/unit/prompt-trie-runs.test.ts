@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PromptTrie } from "../../durable-objects/core/prompt-trie";
+import { expected, words } from "./trie-oracle";
 
 /**
  * The radix trie keeps runs of blocks in chunks of 16 and splits them where prompts diverge, moving
@@ -9,26 +10,12 @@ import { PromptTrie } from "../../durable-objects/core/prompt-trie";
  * repeat (a small alphabet) and values that do not.
  */
 
-const words = (prompt: bigint[]) => new Uint32Array(BigUint64Array.from(prompt).buffer);
+const wordsOf = (prompt: bigint[]) => words(...prompt);
 
 interface Live {
   prompt: bigint[];
   rank: number;
   leaf: number;
-}
-
-/** Distinct values, longest common prefix with `query`, and distinct non-empty prefixes (trie size). */
-function expected(live: Live[], rank: number, query: bigint[]) {
-  const values = new Set<bigint>();
-  let depth = 0;
-  for (const { prompt, rank: r } of live) {
-    if (r !== rank) continue;
-    for (const h of prompt) values.add(h);
-    let i = 0;
-    while (i < query.length && i < prompt.length && query[i] === prompt[i]) i++;
-    depth = Math.max(depth, i);
-  }
-  return { blocks: values.size, depth };
 }
 
 function prefixCount(live: Live[]): number {
@@ -71,13 +58,13 @@ function check(alphabet: fc.Arbitrary<bigint>, runs: number) {
       const trie = new PromptTrie(16);
       const live: Live[] = [];
       for (const step of ops) {
-        if (step.kind === "add") live.push({ ...step, leaf: trie.insert(words(step.prompt), step.rank) });
+        if (step.kind === "add") live.push({ ...step, leaf: trie.insert(wordsOf(step.prompt), step.rank) });
         else if (live.length > 0) {
           const [gone] = live.splice(step.index % live.length, 1);
           trie.remove(gone!.leaf, gone!.rank);
         }
         const depths = new Int32Array(RANKS[RANKS.length - 1]! + 1);
-        trie.overlapDepths(words(query), depths);
+        trie.overlapDepths(wordsOf(query), depths);
         for (const rank of RANKS) {
           const want = expected(live, rank, query);
           expect(trie.blocks(rank)).toBe(want.blocks);
@@ -109,7 +96,7 @@ describe("prompt trie over multi-chunk runs", () => {
       const leaves = DOCS.flatMap((doc, d) =>
         [10, 16, 17, 33, 50].map((cut) => ({
           rank: d,
-          leaf: trie.insert(words([...doc.slice(0, cut), BigInt(round * 100 + cut)]), d),
+          leaf: trie.insert(wordsOf([...doc.slice(0, cut), BigInt(round * 100 + cut)]), d),
         })),
       );
       expect(trie.size).toBe(3 * (50 + 5));

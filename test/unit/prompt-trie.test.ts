@@ -1,23 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PromptTrie } from "../../durable-objects/core/prompt-trie";
-
-const words = (...hashes: (number | bigint)[]) =>
-  new Uint32Array(BigUint64Array.from(hashes.map((h) => BigInt.asUintN(64, BigInt(h)))).buffer);
-
-/** Distinct values and longest prefix by brute force over the live prompts. */
-function expected(live: { prompt: bigint[]; rank: number }[], rank: number, query: bigint[]) {
-  const values = new Set<bigint>();
-  let depth = 0;
-  for (const { prompt, rank: r } of live) {
-    if (r !== rank) continue;
-    for (const h of prompt) values.add(h);
-    let i = 0;
-    while (i < query.length && i < prompt.length && query[i] === prompt[i]) i++;
-    depth = Math.max(depth, i);
-  }
-  return { blocks: values.size, depth };
-}
+import { expected, words } from "./trie-oracle";
 
 describe("prompt trie", () => {
   it("counts one block for a value repeated 65,536 times, on each of two ranks, and none after removal", () => {
