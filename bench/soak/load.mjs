@@ -23,10 +23,14 @@ export class Load {
    */
   constructor(options) {
     Object.assign(this, options);
-    this.stats = { ops: 0, byKind: {}, statuses: {}, serverErrors: 0, transportErrors: 0, unexpected: 0 };
-    this.samples = [];
+    this.resetStats();
     this.busy = new Set();
     this.counter = 0;
+  }
+
+  resetStats() {
+    this.stats = { ops: 0, byKind: {}, statuses: {}, serverErrors: 0, transportErrors: 0, unexpected: 0 };
+    this.samples = [];
   }
 
   note(kind, status) {

@@ -8,15 +8,17 @@
  * Flat memory: after a warm-up (30 s, or longer until the live requests first reach 90% of their
  * target, SOAK_LIVE_TARGET per tracker, at most half the run), the median RSS of the last third of
  * the samples is at most SOAK_MEMORY_GROWTH (default 1.2) times the median of the first third.
- * Requests never expire during the run (REQUEST_EXPIRY_SECONDS=86400), so the model is exact.
+ * Requests never expire during the run (REQUEST_EXPIRY_SECONDS=86400), so the model is exact. Before
+ * the load, SOAK_WARM_REQUESTS (default 40,000) cheap reads take the local runtime's own growth out
+ * of the window (see `warm`).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { decode } from "@msgpack/msgpack";
+import { compare, quiesce, trend } from "./checks.mjs";
 import { findWorkerd, rssOf, startDev } from "./dev-server.mjs";
 import { Load } from "./load.mjs";
-import { exact, show, TrackerModel } from "./model.mjs";
+import { show, TrackerModel } from "./model.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
@@ -104,6 +106,9 @@ async function main() {
     await dev.stop();
   }
   const failed = checks.filter((c) => !c.ok).length;
+  // The state is kept for a look when something failed.
+  if (failed === 0) rmSync(dev.persist, { recursive: true, force: true });
+  else console.log(`state and wrangler log kept in ${dev.persist}`);
   console.log(`${checks.length - failed} passed, ${failed} failed`);
   process.exitCode = failed === 0 ? 0 : 1;
 }
@@ -132,7 +137,7 @@ async function run(dev) {
       t.model.register(id, dpStart, dpSize);
     }
   }
-  await quiesce(load, 60_000);
+  await quiesce(load, [...TRACKERS.map((t) => t.model), churnTracker.model], REPLICAS, 60_000);
   let pid = findWorkerd(dev.pid);
   await warm(load, pid);
 
@@ -157,7 +162,7 @@ async function run(dev) {
   clearInterval(sampler);
   const elapsed = (Date.now() - started) / 1000;
 
-  const quiet = await quiesce(load, 120_000);
+  const quiet = await quiesce(load, [...TRACKERS.map((t) => t.model), churnTracker.model], REPLICAS, 120_000);
   const { stats } = load;
   console.log(
     `load: ${stats.ops} operations in ${elapsed.toFixed(0)} s (${(stats.ops / elapsed).toFixed(0)}/s); by kind ${JSON.stringify(stats.byKind)}; statuses ${JSON.stringify(stats.statuses)}`,
@@ -172,7 +177,7 @@ async function run(dev) {
   );
   check("replication quiesced (no event queued, every peer ok)", quiet.ok, quiet.detail);
 
-  for (const t of [...TRACKERS, churnTracker]) await compare(load, t.model);
+  for (const t of [...TRACKERS, churnTracker]) await compare(load, t.model, REPLICAS, check);
 
   const warmup = Math.min(Math.max(WARMUP_S, steadyAt ?? SECONDS), SECONDS / 2);
   const steady = memory.filter((m) => m.t >= warmup);
@@ -213,99 +218,20 @@ async function warm(load, pid) {
       sent++;
       const t = TRACKERS[sent % TRACKERS.length];
       const q = `?model_name=${encodeURIComponent(t.model.model)}&tenant_id=${t.model.tenant}`;
-      await load.call("warm-up", REPLICAS[sent % 3], "GET", `/loads${q}`);
+      const answer = await load.call("warm-up", REPLICAS[sent % 3], "GET", `/loads${q}`);
+      if (answer.status !== 200) load.unexpected("warm-up", answer.status, answer.value);
     }
   };
   await Promise.all(Array.from({ length: 32 }, reader));
+  const { serverErrors, transportErrors, unexpected } = load.stats;
+  check(
+    "warm-up reads all answered 200",
+    serverErrors + transportErrors + unexpected === 0 && (load.stats.statuses[200] ?? 0) >= WARM_REQUESTS,
+  );
+  load.resetStats();
   console.log(
     `warm-up: ${WARM_REQUESTS} reads in ${((Date.now() - started) / 1000).toFixed(0)} s; workerd ${mb(before)} → ${mb(rssOf(pid))} MB`,
   );
-}
-
-/** Least-squares slope of RSS over time, bytes per second. */
-function trend(samples) {
-  const n = samples.length;
-  if (n < 2) return 0;
-  const mt = samples.reduce((s, m) => s + m.t, 0) / n;
-  const mr = samples.reduce((s, m) => s + m.rss, 0) / n;
-  const num = samples.reduce((s, m) => s + (m.t - mt) * (m.rss - mr), 0);
-  const den = samples.reduce((s, m) => s + (m.t - mt) ** 2, 0);
-  return den === 0 ? 0 : num / den;
-}
-
-/** Waits until no replica has an event queued for a peer and every peer is ok. */
-async function quiesce(load, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  let detail = "";
-  for (;;) {
-    const views = [];
-    for (const t of [...TRACKERS, churnTracker]) {
-      for (const r of REPLICAS) {
-        const q = `?model_name=${encodeURIComponent(t.model.model)}&tenant_id=${t.model.tenant}`;
-        const answer = await load.call("replica_sync", r, "GET", `/replica_sync/peers${q}`);
-        const peers = answer.status === 200 ? JSON.parse(answer.value).peers : [];
-        views.push(...peers.map((p) => ({ at: `${t.model.model}/${t.model.tenant}@${r}→${p.peer}`, ...p })));
-      }
-    }
-    const behind = views.filter((p) => p.state !== "ok" || p.queued_events !== 0);
-    detail =
-      behind.length === 0
-        ? `${views.length} peer links`
-        : `${behind.length} behind: ${behind
-            .slice(0, 3)
-            .map((p) => `${p.at} ${p.state} ${p.queued_events}`)
-            .join(", ")}`;
-    if (behind.length === 0 && views.length > 0) return { ok: true, detail };
-    if (Date.now() > deadline) return { ok: false, detail };
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
-
-/** Each replica's listings against the model, and the replicas against each other. */
-async function compare(load, model) {
-  const q = `?model_name=${encodeURIComponent(model.model)}&tenant_id=${model.tenant}`;
-  const name = `${model.model}/${model.tenant}`;
-  const expected = { workers: show(model.workerRows()), loads: show(model.loadRows()) };
-  const probe = [...(model.requests.values().next().value?.hashes ?? [1n, 2n]), 42n];
-  const potentials = [];
-  for (const r of REPLICAS) {
-    for (const kind of ["workers", "loads"]) {
-      const answer = await load.call(kind, r, "GET", `/${kind}${q}`, undefined, { binary: true });
-      const got = answer.status === 200 ? show(exact(answer.value)) : `${answer.status}`;
-      check(
-        `${name} @${r}: /${kind} equals the model`,
-        got === expected[kind],
-        got === expected[kind]
-          ? `${exact(answer.value).length} rows`
-          : `got ${got.slice(0, 300)} expected ${expected[kind].slice(0, 300)}`,
-      );
-    }
-    const body = {
-      model_name: model.model,
-      tenant_id: model.tenant,
-      sequence_hashes: probe,
-      new_isl_tokens: 7,
-    };
-    const answer = await load.call("potential_loads", r, "POST", "/potential_loads", body, { binary: true });
-    potentials.push(
-      answer.status === 200 ? show(exact(answer.value)) : `${answer.status} ${decodeSafe(answer.value)}`,
-    );
-  }
-  if (model.workers.size > 0) {
-    check(
-      `${name}: replicas agree on /potential_loads`,
-      potentials.every((p) => p === potentials[0]),
-      potentials[0].slice(0, 120),
-    );
-  }
-}
-
-function decodeSafe(value) {
-  try {
-    return value instanceof Uint8Array ? show(decode(value)) : String(value);
-  } catch {
-    return String(value);
-  }
 }
 
 main().catch((error) => {
