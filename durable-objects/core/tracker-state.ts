@@ -1,19 +1,16 @@
 import {
   DEFAULT_REQUEST_EXPIRY_SECONDS,
-  MAX_HASHES_PER_CALL,
   MAX_LIVE_BLOCKS,
   MAX_LIVE_REQUESTS,
   MAX_RANKS,
   MAX_WORKERS,
 } from "../limits";
-import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
+import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./clock";
 import type { AddEvent, BindEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
-import { fail, text } from "./messages";
 import type { WorkerEntry } from "./rank-slot";
-import { reconcileBlockSize } from "./replica-merge";
 import { ReplicaRecords } from "./replica-records";
 import { NULL_STORE, type TrackerStore } from "./store";
 
