@@ -86,27 +86,7 @@ export class MsgpackWriter {
   /** A u64 given as its high and low 32-bit words, in the smallest form. */
   u64(hi: number, lo: number): void {
     this.ensure(9);
-    const b = this.buf;
-    let p = this.pos;
-    if (hi === 0) {
-      if (lo < 0x80) b[p++] = lo;
-      else if (lo < 0x100) {
-        b[p++] = 0xcc;
-        b[p++] = lo;
-      } else if (lo < 0x10000) {
-        b[p++] = 0xcd;
-        b[p++] = lo >>> 8;
-        b[p++] = lo & 0xff;
-      } else {
-        b[p++] = 0xce;
-        p = put32(b, p, lo);
-      }
-    } else {
-      b[p++] = 0xcf;
-      p = put32(b, p, hi);
-      p = put32(b, p, lo);
-    }
-    this.pos = p;
+    this.pos = putU64(this.buf, this.pos, hi, lo);
   }
 
   /** An array of u64 from their 32-bit words, each in the smallest form, with no bigint made. */
@@ -117,25 +97,7 @@ export class MsgpackWriter {
     const words = new Uint32Array(values.buffer, values.byteOffset, 2 * n);
     const b = this.buf;
     let p = this.pos;
-    for (let i = 0; i < 2 * n; i += 2) {
-      const hi = words[i + HI]!;
-      const lo = words[i + LO]!;
-      if (hi !== 0) {
-        b[p++] = 0xcf;
-        p = put32(b, put32(b, p, hi), lo);
-      } else if (lo < 0x80) b[p++] = lo;
-      else if (lo < 0x100) {
-        b[p++] = 0xcc;
-        b[p++] = lo;
-      } else if (lo < 0x10000) {
-        b[p++] = 0xcd;
-        b[p++] = lo >>> 8;
-        b[p++] = lo & 0xff;
-      } else {
-        b[p++] = 0xce;
-        p = put32(b, p, lo);
-      }
-    }
+    for (let i = 0; i < 2 * n; i += 2) p = putU64(b, p, words[i + HI]!, words[i + LO]!);
     this.pos = p;
   }
 
@@ -203,6 +165,31 @@ export class MsgpackWriter {
       this.pos = put32(b, this.pos, size);
     } else throw new Error(`event-codec: length ${size} does not fit MessagePack`);
   }
+}
+
+/** Writes a u64 (as 32-bit words) in rmp_serde's smallest form at `p`; returns the next position. */
+function putU64(b: Uint8Array, p: number, hi: number, lo: number): number {
+  if (hi !== 0) {
+    b[p++] = 0xcf;
+    return put32(b, put32(b, p, hi), lo);
+  }
+  if (lo < 0x80) {
+    b[p] = lo;
+    return p + 1;
+  }
+  if (lo < 0x100) {
+    b[p] = 0xcc;
+    b[p + 1] = lo;
+    return p + 2;
+  }
+  if (lo < 0x10000) {
+    b[p] = 0xcd;
+    b[p + 1] = lo >>> 8;
+    b[p + 2] = lo & 0xff;
+    return p + 3;
+  }
+  b[p] = 0xce;
+  return put32(b, p + 1, lo);
 }
 
 function put32(b: Uint8Array, p: number, v: number): number {
