@@ -4,7 +4,7 @@
  * reads as a counter reset and `rate()`/`increase()` handle. Persisting them would add a SQLite write
  * to every operation for figures that tolerate resets by design.
  */
-import type { ErrorCode, OpCount, OriginCounts, TrackerOp } from "./types";
+import type { ErrorCode, HistogramCounts, OpCount, OriginCounts, TrackerOp } from "./types";
 
 /** Calls of the object's RPC methods, by operation and outcome (`"ok"` or the failure's code). */
 export class OpCounters {
@@ -35,13 +35,46 @@ function failureCodeOf(value: unknown): ErrorCode | undefined {
   return "code" in value ? (value.code as ErrorCode) : undefined;
 }
 
+/**
+ * Bucket bounds of the replication apply delay, ms: fine from 1 ms to a few hundred, where the
+ * delay of a healthy stream lies (`REPLICA_FLUSH_MS`, 10 by default, plus the peer call), then
+ * coarse up to a minute, where a peer that fell behind shows.
+ */
+export const APPLY_DELAY_BOUNDS_MS: readonly number[] = [
+  1, 2, 5, 10, 20, 30, 40, 50, 60, 80, 100, 150, 200, 300, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000,
+];
+
+/** A Prometheus histogram's state: observations by bucket (upper bounds inclusive) and their sum. */
+export class Histogram {
+  private readonly counts: number[];
+  private sum = 0;
+
+  constructor(private readonly bounds: readonly number[]) {
+    this.counts = new Array<number>(bounds.length + 1).fill(0);
+  }
+
+  observe(value: number): void {
+    let i = 0;
+    while (i < this.bounds.length && value > this.bounds[i]!) i++;
+    this.counts[i] = this.counts[i]! + 1;
+    this.sum += value;
+  }
+
+  snapshot(): HistogramCounts {
+    return { boundsMs: this.bounds, counts: [...this.counts], sumMs: this.sum };
+  }
+}
+
+/** One origin's counters, its histogram live. */
+type OriginCounters = Omit<OriginCounts, "applyDelay"> & { applyDelay: Histogram };
+
 /** Replication traffic of one object, by peer (sending side) and by origin (receiving side). */
 export class ReplicationCounters {
   /** Events a peer acknowledged, stream and snapshot pages alike. */
   private readonly sentTo = new Map<string, number>();
   /** Snapshot resyncs a peer acknowledged to the end. */
   private readonly resyncsOf = new Map<string, number>();
-  private readonly fromOrigin = new Map<string, OriginCounts>();
+  private readonly fromOrigin = new Map<string, OriginCounters>();
 
   sent(peer: string, events: number): void {
     this.sentTo.set(peer, (this.sentTo.get(peer) ?? 0) + events);
@@ -53,10 +86,14 @@ export class ReplicationCounters {
 
   /** A batch from `origin` whose first `skipped` events had been applied before (retries, duplicates). */
   received(origin: string, applied: number, skipped: number): void {
-    const counts = this.fromOrigin.get(origin) ?? { origin, applied: 0, deduplicated: 0 };
+    const counts = this.countersOf(origin);
     counts.applied += applied;
     counts.deduplicated += skipped;
-    this.fromOrigin.set(origin, counts);
+  }
+
+  /** Where the delays of `origin`'s stream events are observed, from acceptance there to application here, ms. */
+  applyDelays(origin: string): Histogram {
+    return this.countersOf(origin).applyDelay;
   }
 
   sentCount(peer: string): number {
@@ -68,6 +105,18 @@ export class ReplicationCounters {
   }
 
   origins(): OriginCounts[] {
-    return [...this.fromOrigin.values()].map((counts) => ({ ...counts }));
+    return [...this.fromOrigin.values()].map(({ applyDelay, ...counts }) => ({
+      ...counts,
+      applyDelay: applyDelay.snapshot(),
+    }));
+  }
+
+  private countersOf(origin: string): OriginCounters {
+    let counts = this.fromOrigin.get(origin);
+    if (!counts) {
+      counts = { origin, applied: 0, deduplicated: 0, applyDelay: new Histogram(APPLY_DELAY_BOUNDS_MS) };
+      this.fromOrigin.set(origin, counts);
+    }
+    return counts;
   }
 }

@@ -264,6 +264,18 @@ export interface OriginCounts {
   applied: number;
   /** Events skipped because they had been applied before (retried or duplicated batches). */
   deduplicated: number;
+  /** Stream events by delay from their acceptance at the origin to their application here. */
+  applyDelay: HistogramCounts;
+}
+
+/** Observations by bucket, for a Prometheus histogram. */
+export interface HistogramCounts {
+  /** Upper bounds of the buckets, ascending, ms. */
+  boundsMs: readonly number[];
+  /** Observations per bucket, not cumulative: `counts[i]` in (bounds[i-1], bounds[i]]; one more past the last bound. */
+  counts: number[];
+  /** Sum of the observations, ms. */
+  sumMs: number;
 }
 
 export interface TrackerMetrics {

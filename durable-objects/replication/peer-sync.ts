@@ -1,3 +1,4 @@
+import { physicalMs } from "../core/clock";
 import { applyReplicaEvent } from "../core/replica-merge";
 import type { Tracker } from "../core/tracker";
 import { ReplicationCounters } from "../metrics-counters";
@@ -82,6 +83,14 @@ export class PeerSync {
     const { tracker, replicaStore } = this.options;
     for (let i = admission.from; i < batch.events.length; i++)
       applyReplicaEvent(tracker, batch.events[i]!, now);
+    // A stream event's key was stamped when its origin accepted it; a snapshot's keys are older than
+    // the resync, so they say nothing of the stream's delay. Across machines the clocks' difference
+    // is part of the figure (an origin ahead would give a negative delay: counted as 0).
+    if (batch.kind === "stream") {
+      const delays = this.counters.applyDelays(batch.origin);
+      for (let i = admission.from; i < batch.events.length; i++)
+        delays.observe(Math.max(0, now - physicalMs(batch.events[i]!.ts)));
+    }
     this.counters.received(batch.origin, batch.events.length - admission.from, admission.from);
     this.inbox.commit(batch.origin, admission.position);
     replicaStore.saveOrigin(batch.origin, admission.position);

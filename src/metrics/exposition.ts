@@ -12,7 +12,7 @@ export type Labels = Readonly<Record<string, string | number | bigint>>;
 interface Family {
   name: string;
   help: string;
-  type: "gauge" | "counter";
+  type: "gauge" | "counter" | "histogram";
   lines: string[];
 }
 
@@ -52,6 +52,29 @@ export class Exposition {
     this.sample("counter", name, help, labels, value);
   }
 
+  /**
+   * A histogram's `_bucket` samples (cumulative, by upper bound `le`, the last `+Inf`), `_sum` and
+   * `_count`. `counts` are per bucket, not cumulative: one per bound and one past the last.
+   */
+  histogram(
+    name: string,
+    help: string,
+    labels: Labels,
+    { bounds, counts, sum }: { bounds: readonly number[]; counts: readonly number[]; sum: number },
+  ): void {
+    const family = this.family("histogram", name, help);
+    let cumulative = 0;
+    counts.forEach((count, i) => {
+      cumulative += count;
+      const le = i < bounds.length ? formatValue(bounds[i]!) : "+Inf";
+      family.lines.push(`${name}_bucket${formatLabels({ ...labels, le })} ${cumulative}`);
+    });
+    family.lines.push(
+      `${name}_sum${formatLabels(labels)} ${formatValue(sum)}`,
+      `${name}_count${formatLabels(labels)} ${cumulative}`,
+    );
+  }
+
   /** A `#` line the parsers skip, for readers of the raw text (one line; line feeds become spaces). */
   comment(text: string): void {
     this.comments.push(`# ${text.replace(/\n/g, " ")}`);
@@ -73,11 +96,15 @@ export class Exposition {
     labels: Labels,
     value: number | bigint,
   ): void {
+    this.family(type, name, help).lines.push(`${name}${formatLabels(labels)} ${formatValue(value)}`);
+  }
+
+  private family(type: Family["type"], name: string, help: string): Family {
     let family = this.families.get(name);
     if (!family) {
       family = { name, help, type, lines: [] };
       this.families.set(name, family);
     }
-    family.lines.push(`${name}${formatLabels(labels)} ${formatValue(value)}`);
+    return family;
   }
 }

@@ -166,6 +166,16 @@ function renderReplication(out: Exposition, tracker: Labels, m: TrackerMetrics):
       labels,
       o.deduplicated,
     );
+    out.histogram(
+      "slot_tracker_replication_apply_delay_seconds",
+      "Delay of a replication event from its acceptance at the origin (its clock) to its application here (this replica's clock); stream events only.",
+      labels,
+      {
+        bounds: o.applyDelay.boundsMs.map((ms) => ms / 1000),
+        counts: o.applyDelay.counts,
+        sum: o.applyDelay.sumMs / 1000,
+      },
+    );
   }
 }
 

@@ -123,6 +123,50 @@ describe("replication metrics", () => {
     expect(sampleValue(parsed, "slot_tracker_registered_workers", { model: m })).toBe(1);
   });
 
+  it("observes each stream event's delay from acceptance at its origin to application, once, and no snapshot's", async () => {
+    const m = `rm-${crypto.randomUUID()}`;
+    const stub = env.TRACKER.getByName(trackerName({ replica: "west", model: m, tenant: "default" }));
+    const registration = (workerId: bigint, acceptedAtMs: number): ReplicaEvent => ({
+      ts: acceptedAtMs * 1024,
+      origin: "apac",
+      type: "register",
+      workerId,
+      blockSize: 16,
+      dpStart: 0,
+      dpSize: 1,
+    });
+    const header = { origin: "apac", incarnation: "delay-test", upTo: 0, final: false } as const;
+    // Accepted 3 s ago: in the (2 s, 5 s] bucket. A key ahead of this replica's clock counts as 0.
+    const stream = encodeBatch({
+      ...header,
+      kind: "stream",
+      firstSeq: 1,
+      events: [registration(5n, Date.now() - 3_000), registration(6n, Date.now() + 60_000)],
+    });
+    expect(await stub.replicate(stream)).toEqual({ status: "ok", applied: 2 });
+    expect(await stub.replicate(stream)).toEqual({ status: "ok", applied: 2 });
+    const snapshot = encodeBatch({
+      ...header,
+      kind: "snapshot",
+      firstSeq: 0,
+      events: [registration(7n, Date.now() - 3_600_000)],
+    });
+    expect(await stub.replicate(snapshot)).toEqual({ status: "ok", applied: 2 });
+
+    const parsed = await scrape("west", m);
+    const delay = "slot_tracker_replication_apply_delay_seconds";
+    expect(parsed.types.get(delay)).toBe("histogram");
+    const bucket = (le: string) => sampleValue(parsed, `${delay}_bucket`, { origin: "apac", le });
+    expect([bucket("0.001"), bucket("2"), bucket("5"), bucket("60"), bucket("+Inf")]).toEqual([
+      1, 1, 2, 2, 2,
+    ]);
+    expect(sampleValue(parsed, `${delay}_count`, { origin: "apac" })).toBe(2);
+    const sum = sampleValue(parsed, `${delay}_sum`, { origin: "apac" })!;
+    expect(sum).toBeGreaterThanOrEqual(3);
+    expect(sum).toBeLessThanOrEqual(5);
+    expect(sampleValue(parsed, "slot_tracker_replication_events_applied_total", { origin: "apac" })).toBe(3);
+  });
+
   it("counts a snapshot resync of a peer that fell past the outbox cap", async () => {
     const m = `rm-${crypto.randomUUID()}`;
     expect((await post("east", "/register", register(m, 1))).status).toBe(201);

@@ -66,11 +66,19 @@ export function parsePrometheus(text: string): Parsed {
       if (!match) throw new Error(`bad sample line: ${line}`);
       const [, name, labels, value] = match as unknown as [string, string, string | undefined, string];
       // A TYPE line is written once per family, so a sample away from it means a split family.
-      if (name !== current) throw new Error(`sample of ${name} outside its family`);
+      if (name !== current && !isHistogramSample(parsed, current, name)) {
+        throw new Error(`sample of ${name} outside its family`);
+      }
       parsed.samples.push({ name, labels: labels ? parseLabels(labels) : {}, value: parseValue(value) });
     }
   }
   return parsed;
+}
+
+/** A histogram family `family` writes its samples as `family_bucket`, `family_sum` and `family_count`. */
+function isHistogramSample(parsed: Parsed, family: string | undefined, name: string): boolean {
+  if (family === undefined || parsed.types.get(family) !== "histogram") return false;
+  return [`${family}_bucket`, `${family}_sum`, `${family}_count`].includes(name);
 }
 
 /** Samples of `name` whose labels include `where`. */
