@@ -61,7 +61,7 @@ export const registerBody = object(
 export const unregisterBody = object({ worker_id: u64(), ...tracker }, TENANT_ALIAS);
 
 /** `/add`'s own fields (also an `add` op of `/batch`). */
-const addFields = {
+export const addFields = {
   request_id: requestId,
   worker_id: u64(),
   dp_rank: u32(),

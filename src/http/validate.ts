@@ -5,16 +5,20 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { readBody } from "./body";
+import { type FastMsgpack, readBody } from "./body";
 import type { Infer, Schema } from "./schema";
 import type { QueryInput, WireInput } from "./wire-types";
 
-/** Reads, decodes and validates the body against `schema`; the handler takes it with `c.req.valid("json")`. */
+/**
+ * Reads, decodes and validates the body against `schema` (MessagePack through `fast` first, if given);
+ * the handler takes it with `c.req.valid("json")`.
+ */
 export function validBody<S extends Schema<unknown>>(
   schema: S,
+  fast?: FastMsgpack<Infer<S>>,
 ): MiddlewareHandler<AppEnv, string, { in: { json: WireInput<S> }; out: { json: Infer<S> } }> {
   return async (c, next) => {
-    c.req.addValidatedData("json", (await readBody(c, schema)) as object);
+    c.req.addValidatedData("json", (await readBody(c, schema, fast)) as object);
     await next();
   };
 }

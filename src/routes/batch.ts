@@ -7,6 +7,7 @@
 import { Hono } from "hono";
 import type { BatchOp } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
+import { fastBatchBody } from "../http/batch-msgpack";
 import { unwrap } from "../http/errors";
 import { batchBody } from "../http/requests";
 import { send } from "../http/respond";
@@ -16,7 +17,7 @@ import { validBody } from "../http/validate";
 
 type WireOp = Infer<typeof batchBody>["ops"][number];
 
-export const batch = new Hono<AppEnv>().post("/batch", validBody(batchBody), async (c) => {
+export const batch = new Hono<AppEnv>().post("/batch", validBody(batchBody, fastBatchBody), async (c) => {
   const body = c.req.valid("json");
   const { results } = unwrap(await trackerFor(c, body).batch(body.ops.map(opOf)));
   return send(c, { results }, 200);
