@@ -222,7 +222,12 @@ export class Replicator<E> {
     } else {
       peer.acked = Math.max(peer.acked, reply.applied);
     }
-    peer.queuedSince = peer.acked < this.seq || peer.state === "resync" ? now : null;
+    // What is still owed was queued before this answer, so its flush deadline runs from when the
+    // oldest of it was queued: timed from the answer, every batch of a backlog would wait
+    // `flushMs` more, and a peer behind could ship no faster than `maxBatch` per `flushMs`.
+    if (peer.state === "resync") peer.queuedSince = now - this.options.flushMs;
+    else if (peer.acked < this.seq) peer.queuedSince = this.log.appendedAt(peer.acked + 1) ?? now;
+    else peer.queuedSince = null;
   }
 
   /** Records a failed send; `overloaded` peers are given at least a second. */

@@ -109,6 +109,33 @@ it("a page of a snapshot that was started over does not complete the resync that
   expect(replicator.status(T0)[0]).toMatchObject({ state: "ok", acked: 6, queued: 0 });
 });
 
+it("events still owed after an answer are due REPLICA_FLUSH_MS after they were queued, not after the answer", () => {
+  const event: ReplicaEvent = { ts: 1, origin: "a", type: "unregister", workerId: 9n };
+  const replicator = new Replicator({
+    origin: "a",
+    incarnation: "a-1",
+    peers: ["b"],
+    log: new MemoryLog(),
+    encode: encodeEvent,
+    snapshot: () => [event].values(),
+    flushMs: 10,
+    maxBatch: 2,
+  });
+  for (let i = 0; i < 3; i++) replicator.append(encodeEvent(event), T0);
+  expect(replicator.takeBatch("b", T0 + 9)).toBeNull();
+  const first = replicator.takeBatch("b", T0 + 10)!;
+  expect(first).toMatchObject({ kind: "stream", firstSeq: 1 });
+  replicator.acknowledge("b", first, { status: "ok", applied: 2 }, T0 + 50);
+  // The third event was queued at T0: its deadline passed while the first batch was in flight.
+  expect(replicator.dueAt()).toBe(T0 + 10);
+  const second = replicator.takeBatch("b", T0 + 50)!;
+  expect(second).toMatchObject({ kind: "stream", firstSeq: 3 });
+  // An event queued after that answer waits its own REPLICA_FLUSH_MS.
+  replicator.acknowledge("b", second, { status: "ok", applied: 3 }, T0 + 60);
+  replicator.append(encodeEvent(event), T0 + 70);
+  expect(replicator.dueAt()).toBe(T0 + 80);
+});
+
 it("a snapshot read across a merge that booked a request again keeps its prefill pending", () => {
   const sim = cluster(["a", "b"], { maxBatch: 2, maxBacklog: 1 });
   const [a, b] = sim.replicas as [Sim["replicas"][0], Sim["replicas"][0]];
