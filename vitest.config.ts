@@ -34,7 +34,7 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             // Short expiry so expiry runs in seconds; seeded `/route` randomness (the
             // `x-slot-tracker-seed` header) is allowed here and nowhere else. Small live caps, so
-            // `caps.test.ts` reaches them over HTTP (production: 200,000 requests, 2,000,000 blocks).
+            // `caps.test.ts` reaches them over HTTP (production: 50,000 requests, 1,500,000 blocks).
             miniflare: {
               bindings: {
                 REQUEST_EXPIRY_SECONDS: "3",

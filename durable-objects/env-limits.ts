@@ -2,9 +2,9 @@ import type { TrackerLimits } from "./core/tracker";
 
 /** Resource caps a deployment may lower or raise through wrangler vars (unset: `limits.ts`). */
 export interface LimitsEnv {
-  /** Live requests per tracker (default 200,000). */
+  /** Live requests per tracker (default 50,000). */
   MAX_LIVE_REQUESTS?: string;
-  /** Prompt blocks held by a tracker's live requests together (default 2,000,000). */
+  /** Prompt blocks held by a tracker's live requests together (default 1,500,000). */
   MAX_LIVE_BLOCKS?: string;
 }
 

@@ -10,16 +10,22 @@ export const MAX_HASHES_PER_CALL = 65_536;
 export const MAX_BATCH_OPS = 4_096;
 /** Request body bytes (Dynamo's axum default). */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+/**
+ * The two memory caps together keep one tracker's worst case near 75 MB of the isolate's 128 MB
+ * (measured in V8 with `--expose-gc`): a live request costs about 270 bytes plus its id (up to 512
+ * bytes), so {@link MAX_LIVE_REQUESTS} bounds requests at about 39 MB; a prompt block costs about
+ * 23 bytes in the prompt trie when its hash is distinct (shared prefixes cost far less), so
+ * {@link MAX_LIVE_BLOCKS} bounds the trie at about 35 MB. Raise them only for objects known to
+ * use short ids and shared prefixes.
+ */
 /** Live requests in one tracker before `/add` answers 429 (wrangler var `MAX_LIVE_REQUESTS`). */
-export const MAX_LIVE_REQUESTS = 200_000;
+export const MAX_LIVE_REQUESTS = 50_000;
 /**
  * Prompt blocks held by all live requests of one tracker, summed per request, before `/add` answers
  * 429 (wrangler var `MAX_LIVE_BLOCKS`). Without it a client could hold MAX_LIVE_REQUESTS ×
- * MAX_HASHES_PER_CALL ≈ 13 billion blocks. Each block costs 8 bytes in SQLite and, for distinct
- * hashes, about 27 bytes in the prompt trie (measured in V8), so the default bounds the trie at
- * about 55 MB, well inside the isolate's 128 MB; shared prefixes cost the trie far less.
+ * MAX_HASHES_PER_CALL ≈ 3 billion blocks. Each block also costs 8 bytes in SQLite.
  */
-export const MAX_LIVE_BLOCKS = 2_000_000;
+export const MAX_LIVE_BLOCKS = 1_500_000;
 /** Registered workers in one tracker. */
 export const MAX_WORKERS = 4_096;
 /** Data-parallel rank slots in one tracker (each costs memory even when idle). */

@@ -95,8 +95,21 @@ export function geoOf(cf: unknown): CallerGeo | undefined {
   };
 }
 
-/** The replica serving this request. */
+/** `REPLICAS` parsed once per distinct value (it is on every request's path). */
+let parsedFrom: string | undefined;
+let parsed: string[] = parseReplicas(undefined);
+
+/**
+ * The replica serving this request. `request.cf` is read only when it can decide: reading it builds
+ * the object, which showed in profiles of a one-replica deployment that never needs it.
+ */
 export function replicaOf(c: Context<AppEnv>): string {
-  const cf: unknown = (c.req.raw as { cf?: unknown }).cf;
-  return chooseReplica(parseReplicas(c.env.REPLICAS), c.req.header(REPLICA_HEADER), geoOf(cf));
+  if (c.env.REPLICAS !== parsedFrom) {
+    parsed = parseReplicas(c.env.REPLICAS);
+    parsedFrom = c.env.REPLICAS;
+  }
+  const requested = c.req.header(REPLICA_HEADER);
+  if (requested === undefined && parsed.length === 1) return parsed[0]!;
+  const geo = requested === undefined ? geoOf((c.req.raw as { cf?: unknown }).cf) : undefined;
+  return chooseReplica(parsed, requested, geo);
 }

@@ -64,7 +64,7 @@ describe("the live block budget", () => {
   });
 
   it("defaults to MAX_LIVE_BLOCKS and takes positive integers from the environment only", () => {
-    expect(MAX_LIVE_BLOCKS).toBe(2_000_000);
+    expect(MAX_LIVE_BLOCKS).toBe(1_500_000);
     expect(trackerLimitsOf({})).toEqual({});
     expect(trackerLimitsOf({ MAX_LIVE_REQUESTS: "50", MAX_LIVE_BLOCKS: " 1000 " })).toEqual({
       maxLiveRequests: 50,
