@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import type { BatchOp } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
-import { fastBatchBody } from "../http/batch-msgpack";
+import { fastBatchBody } from "../http/msgpack-bodies";
 import { unwrap } from "../http/errors";
 import { batchBody } from "../http/requests";
 import { send } from "../http/respond";

@@ -2,13 +2,14 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
+import { fastAddBody, fastRequestIdBody } from "../http/msgpack-bodies";
 import { addBody, requestIdBody } from "../http/requests";
 import { sendOk } from "../http/respond";
 import { trackerFor } from "../http/stubs";
 import { validBody } from "../http/validate";
 
 export const lifecycle = new Hono<AppEnv>()
-  .post("/add", validBody(addBody), async (c) => {
+  .post("/add", validBody(addBody, fastAddBody), async (c) => {
     const body = c.req.valid("json");
     const result = await trackerFor(c, body).add({
       requestId: body.request_id,
@@ -22,12 +23,12 @@ export const lifecycle = new Hono<AppEnv>()
     unwrap(result);
     return sendOk(c, 201);
   })
-  .post("/prefill_complete", validBody(requestIdBody), async (c) => {
+  .post("/prefill_complete", validBody(requestIdBody, fastRequestIdBody), async (c) => {
     const body = c.req.valid("json");
     unwrap(await trackerFor(c, body).prefillComplete(body.request_id));
     return sendOk(c, 200);
   })
-  .post("/free", validBody(requestIdBody), async (c) => {
+  .post("/free", validBody(requestIdBody, fastRequestIdBody), async (c) => {
     const body = c.req.valid("json");
     unwrap(await trackerFor(c, body).free(body.request_id));
     return sendOk(c, 200);

@@ -1,22 +1,27 @@
 /**
- * The MessagePack fast path of `POST /batch` against the general path (decoder + schema): a plain
- * valid body is taken by the fast path and decoded exactly as the general path decodes it, and a
- * body the fast path takes is never one the general path refuses or reads differently.
+ * The MessagePack fast path of the lifecycle bodies (`/batch`, `/add`, `/prefill_complete` and
+ * `/free`) against the general path (decoder + schema): a plain valid body is taken by the fast path
+ * and decoded exactly as the general path decodes it, and a body the fast path takes is never one
+ * the general path refuses or reads differently.
  */
 import { encode } from "@msgpack/msgpack";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fastBatchBody } from "../../src/http/batch-msgpack";
-import { decodeBody } from "../../src/http/body";
-import { batchBody } from "../../src/http/requests";
+import { decodeBody, type FastMsgpack } from "../../src/http/body";
+import { fastAddBody, fastBatchBody, fastRequestIdBody } from "../../src/http/msgpack-bodies";
+import { addBody, batchBody, requestIdBody } from "../../src/http/requests";
+import type { Schema } from "../../src/http/schema";
 
 const U64_MAX = 2n ** 64n - 1n;
 const MSGPACK = { useBigInt64: true } as const;
 
-/** The general path's reading of `bytes`, or the error it answers. */
-function general(bytes: Uint8Array): { body: unknown } | { error: string } {
+/** The general path's reading of `bytes` (by default as a `/batch` body), or the error it answers. */
+function general(
+  bytes: Uint8Array,
+  schema: Schema<unknown> = batchBody,
+): { body: unknown } | { error: string } {
   try {
-    return { body: batchBody.parse(decodeBody(bytes, "msgpack"), "") };
+    return { body: schema.parse(decodeBody(bytes, "msgpack"), "") };
   } catch (err) {
     return { error: String(err) };
   }
@@ -44,85 +49,97 @@ const order = fc.array(fc.nat({ max: 9 }), { minLength: 1, maxLength: 8 });
 /** An optional field: absent, nil, or a value. */
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(fc.option(a, { nil: null }), { nil: undefined });
 
+const addFields = {
+  request_id: id,
+  worker_id: fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX }), fc.nat()),
+  dp_rank: fc.nat({ max: 2 ** 32 - 1 }),
+  sequence_hashes: fc.array(hash, { maxLength: 70 }),
+  new_isl_tokens: opt(safeNat),
+  expected_output_tokens: opt(fc.nat({ max: 2 ** 32 - 1 })),
+  expected_prefill_duration_ms: opt(fc.oneof(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.nat())),
+};
+const present = (fields: Record<string, unknown>) =>
+  Object.entries(fields).filter(([, v]) => v !== undefined) as [string, unknown][];
+
 const addOp = fc
-  .record({
-    request_id: id,
-    worker_id: fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX }), fc.nat()),
-    dp_rank: fc.nat({ max: 2 ** 32 - 1 }),
-    sequence_hashes: fc.array(hash, { maxLength: 70 }),
-    new_isl_tokens: opt(safeNat),
-    expected_output_tokens: opt(fc.nat({ max: 2 ** 32 - 1 })),
-    expected_prefill_duration_ms: opt(fc.oneof(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.nat())),
-    order,
-  })
-  .map(({ order: o, ...fields }) =>
-    shuffled(
-      [["op", "add"], ...Object.entries(fields).filter(([, v]) => v !== undefined)] as [string, unknown][],
-      o,
-    ),
-  );
+  .record({ ...addFields, order })
+  .map(({ order: o, ...fields }) => shuffled([["op", "add"], ...present(fields)], o));
 const idOp = fc
   .record({ op: fc.constantFrom("prefill_complete", "free"), request_id: id, order })
   .map(({ order: o, ...fields }) => shuffled(Object.entries(fields), o));
 
-const body = fc
-  .record({
-    model_name: id,
-    tenant: fc.option(fc.tuple(fc.constantFrom("tenant_id", "routing_group"), fc.option(id, { nil: null }))),
-    ops: fc.array(fc.oneof(addOp, idOp), { maxLength: 12 }),
-    order,
-  })
-  .map(({ order: o, tenant, ...fields }) =>
-    shuffled([...Object.entries(fields), ...(tenant ? [tenant] : [])] as [string, unknown][], o),
-  );
+/** A body: the tracker's fields (the tenant in either spelling, nil or absent) and `rest`. */
+function bodyOf(rest: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
+  return fc
+    .record({
+      model_name: id,
+      tenant: fc.option(
+        fc.tuple(fc.constantFrom("tenant_id", "routing_group"), fc.option(id, { nil: null })),
+      ),
+      ...rest,
+      order,
+    })
+    .map(({ order: o, tenant, ...fields }) =>
+      shuffled([...present(fields), ...(tenant ? [tenant as [string, unknown]] : [])], o as number[]),
+    );
+}
 
-describe("POST /batch MessagePack fast path", () => {
+const body = bodyOf({ ops: fc.array(fc.oneof(addOp, idOp), { maxLength: 12 }) });
+
+const BODIES: [string, fc.Arbitrary<Record<string, unknown>>, Schema<unknown>, FastMsgpack<unknown>][] = [
+  ["/batch", body, batchBody, fastBatchBody],
+  ["/add", bodyOf(addFields), addBody, fastAddBody],
+  ["/free", bodyOf({ request_id: id }), requestIdBody, fastRequestIdBody],
+];
+
+/** `value` encoded, then edited at a few places (set, insert or delete a byte). */
+function mutated(value: unknown, edits: [number, number, string][]): Uint8Array {
+  const bytes = [...encode(value, MSGPACK)];
+  for (const [at, byte, kind] of edits) {
+    const i = at % (bytes.length + 1);
+    if (kind === "set" && i < bytes.length) bytes[i] = byte;
+    else if (kind === "insert") bytes.splice(i, 0, byte);
+    else bytes.splice(i, 1);
+  }
+  return Uint8Array.from(bytes);
+}
+const edits = fc.array(
+  fc.tuple(fc.nat(), fc.nat({ max: 255 }), fc.constantFrom("set", "set", "insert", "delete")),
+  { minLength: 1, maxLength: 3 },
+);
+
+describe.each(BODIES)("POST %s MessagePack fast path", (_route, arbitrary, schema, fast) => {
   it("takes every plain valid body and decodes it exactly as the general path", () => {
     fc.assert(
-      fc.property(body, (value) => {
+      fc.property(arbitrary, (value) => {
         const bytes = encode(value, MSGPACK);
-        const fast = fastBatchBody(bytes);
-        expect(fast).not.toBeNull();
-        expect(general(bytes)).toEqual({ body: fast });
+        const body = fast(bytes);
+        expect(body).not.toBeNull();
+        expect(general(bytes, schema)).toEqual({ body });
       }),
-      { numRuns: 500 },
+      { numRuns: 400 },
     );
   });
 
   it("never takes a body the general path refuses or reads otherwise (mutated bytes)", () => {
     let taken = 0;
     fc.assert(
-      fc.property(
-        body,
-        fc.array(
-          fc.tuple(fc.nat(), fc.nat({ max: 255 }), fc.constantFrom("set", "set", "insert", "delete")),
-          {
-            minLength: 1,
-            maxLength: 3,
-          },
-        ),
-        (value, edits) => {
-          const bytes = [...encode(value, MSGPACK)];
-          for (const [at, byte, kind] of edits) {
-            const i = at % (bytes.length + 1);
-            if (kind === "set" && i < bytes.length) bytes[i] = byte;
-            else if (kind === "insert") bytes.splice(i, 0, byte);
-            else bytes.splice(i, 1);
-          }
-          const mutated = Uint8Array.from(bytes);
-          const fast = fastBatchBody(mutated);
-          if (fast === null) return;
-          taken++;
-          expect(general(mutated)).toEqual({ body: fast });
-        },
-      ),
+      fc.property(arbitrary, edits, (value, at) => {
+        const bytes = mutated(value, at);
+        const body = fast(bytes);
+        if (body === null) return;
+        taken++;
+        expect(general(bytes, schema)).toEqual({ body });
+      }),
       // A fixed seed: how many mutated bodies stay valid is then a fact of the test, not of luck.
       { numRuns: 3000, seed: 20261130 },
     );
     // Some mutations keep the body valid (a changed id byte, a changed rank): the check above ran.
     expect(taken).toBeGreaterThan(40);
   });
+});
 
+describe("POST /batch MessagePack fast path, by example", () => {
   it("leaves the uncommon forms to the general path, which still accepts them", () => {
     const op = { op: "add", request_id: "r", worker_id: 1, dp_rank: 0, sequence_hashes: [1] };
     const cases: Uint8Array[] = [
