@@ -10,20 +10,9 @@ import {
   MAX_REQUEST_ID_BYTES,
   MAX_SESSION_ID_BYTES,
 } from "../../durable-objects/limits";
-import {
-  array,
-  enumOf,
-  float,
-  hashes,
-  object,
-  optional,
-  string,
-  tagged,
-  u32,
-  u64,
-  uint,
-  withDefault,
-} from "./schema";
+import { optional, withDefault } from "./schema";
+import { array, hashes, object, tagged } from "./schema-composites";
+import { enumOf, float, string, u32, u64, uint } from "./schema-scalars";
 
 const name = string({ minBytes: 1, maxBytes: MAX_NAME_BYTES });
 const requestId = string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES });

@@ -4,7 +4,9 @@
  * routes, not parsed.
  */
 import { MAX_BATCH_OPS } from "../../durable-objects/limits";
-import { array, describe, enumOf, float, object, optional, string, u32, u64, uint } from "./schema";
+import { describe, optional } from "./schema";
+import { array, object } from "./schema-composites";
+import { enumOf, float, string, u32, u64, uint } from "./schema-scalars";
 
 const anyText = string({ minBytes: 0, maxBytes: 2 ** 20 });
 const name = string({ minBytes: 1, maxBytes: 256 });

@@ -5,7 +5,8 @@ import type { AppEnv } from "../../src/env";
 import { decodeBody, formatOf, readBody, readBytes } from "../../src/http/body";
 import { HttpError, onError } from "../../src/http/errors";
 import { acceptsMsgpack, send } from "../../src/http/respond";
-import { object, u64 } from "../../src/http/schema";
+import { object } from "../../src/http/schema-composites";
+import { u64 } from "../../src/http/schema-scalars";
 
 async function httpError(run: () => unknown): Promise<HttpError> {
   try {

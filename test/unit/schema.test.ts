@@ -2,20 +2,9 @@ import { describe, expect, it } from "vitest";
 import { JsonFraction, parseJson } from "../../src/http/json";
 import { stringifyJson } from "../../src/http/json-write";
 import { addBody, listingQuery, registerBody } from "../../src/http/requests";
-import {
-  array,
-  enumOf,
-  float,
-  hashes,
-  object,
-  optional,
-  SchemaError,
-  string,
-  u32,
-  u64,
-  uint,
-  withDefault,
-} from "../../src/http/schema";
+import { optional, SchemaError, withDefault } from "../../src/http/schema";
+import { array, hashes, object } from "../../src/http/schema-composites";
+import { enumOf, float, string, u32, u64, uint } from "../../src/http/schema-scalars";
 
 function failure(run: () => unknown): SchemaError {
   try {
