@@ -131,20 +131,10 @@ export const fastBatchBody = fast<BatchBody>((r, f) => {
   return { model_name: f.model, tenant_id: f.tenantOrDefault(), ops: f.ops! };
 });
 
-/** `POST /add`, in the general path's shape and key order. */
+/** `POST /add`. */
 export const fastAddBody = fast<Infer<typeof addBody>>((r, f) => {
   f.read(r, TRACKER | REQUEST_ID | ADD_ONLY, MODEL | REQUEST_ID | WORKER_ID | DP_RANK | HASHES);
-  return {
-    model_name: f.model,
-    tenant_id: f.tenantOrDefault(),
-    request_id: f.requestId,
-    worker_id: f.workerId,
-    dp_rank: f.dpRank,
-    sequence_hashes: f.hashes!,
-    new_isl_tokens: f.isl ?? 0,
-    expected_output_tokens: f.output,
-    expected_prefill_duration_ms: f.duration,
-  };
+  return { model_name: f.model, tenant_id: f.tenantOrDefault(), ...addOf(f) };
 });
 
 /** `POST /prefill_complete` and `POST /free`. */
@@ -176,7 +166,14 @@ function readOp(r: MsgpackReader, f: Fields): WireOp {
   if (tag !== "add" || (f.seen & (WORKER_ID | DP_RANK | HASHES)) !== (WORKER_ID | DP_RANK | HASHES)) {
     throw DECLINE;
   }
-  // The general path's shape and key order: every field of the op, `op` last.
+  // As the general path builds it: the add's fields, then the tag.
+  const op = addOf(f) as WireOp;
+  op.op = "add";
+  return op;
+}
+
+/** An add's own fields, as the general path gives them (every field, defaults filled in). */
+function addOf(f: Fields) {
   return {
     request_id: f.requestId,
     worker_id: f.workerId,
@@ -185,7 +182,6 @@ function readOp(r: MsgpackReader, f: Fields): WireOp {
     new_isl_tokens: f.isl ?? 0,
     expected_output_tokens: f.output,
     expected_prefill_duration_ms: f.duration,
-    op: "add",
   };
 }
 
