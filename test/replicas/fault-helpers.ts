@@ -1,6 +1,7 @@
 /**
- * Helpers for the fault tests: HTTP calls to one replica, convergence polling, and each replica's
- * live book read from inside its object, so a test can compare replicas request by request.
+ * Helpers for the fault tests: HTTP calls to one replica, a fresh registered tracker, convergence
+ * polling, each replica's live book read from inside its object (so a test can compare replicas
+ * request by request), and a replica made unreachable to its peers.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -96,6 +97,15 @@ export async function converged<T>(read: (r: Replica) => Promise<T>, timeoutMs =
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls `check` every 25 ms until it holds; fails after `timeoutMs`. */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await sleep(25);
+  }
+}
+
 /** A small seeded generator (mulberry32), so a failing run can be replayed from its printed seed. */
 export function seeded(seed: number): () => number {
   let a = seed >>> 0;
@@ -105,5 +115,42 @@ export function seeded(seed: number): () => number {
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+let counter = 0;
+export const unique = () => `faults-${++counter}-${crypto.randomUUID()}`;
+
+/** Registers worker 1 (ranks 0..3) for `model` on `replica` and waits until every replica lists it. */
+export async function registered(model: string, replica: Replica = "east") {
+  const answer = await post(replica, "/register", {
+    worker_id: 1,
+    model_name: model,
+    block_size: 16,
+    dp_start: 0,
+    dp_size: 4,
+  });
+  expect(answer.status).toBe(201);
+  await converged((r) => workers(r, model));
+}
+
+/** Makes `replicas` refuse every batch from their peers, as if unreachable; returns the undo. */
+export async function blockReceive(replicas: Replica[], model: string): Promise<() => Promise<void>> {
+  const originals = new Map<Replica, (...args: unknown[]) => unknown>();
+  for (const r of replicas) {
+    await runInDurableObject(stubOf(r, model), (instance) => {
+      const sync = internals(instance).sync!;
+      originals.set(r, sync.receive);
+      sync.receive = () => {
+        throw new Error(`${r} is unreachable`);
+      };
+    });
+  }
+  return async () => {
+    for (const r of replicas) {
+      await runInDurableObject(stubOf(r, model), (instance) => {
+        internals(instance).sync!.receive = originals.get(r)!;
+      });
+    }
   };
 }

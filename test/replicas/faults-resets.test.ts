@@ -1,0 +1,202 @@
+/**
+ * Resets with three replicas: objects aborted at random points of a stream of operations, right after
+ * a write (before or after it reached disk) and all at once with replication pending. After each, no
+ * acknowledged change is lost, none is applied twice, and the replicas agree request by request.
+ */
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { expectAgreement, outcomeOf, type Tracked } from "./acked-changes";
+import {
+  blockReceive,
+  converged,
+  liveBook,
+  peers,
+  post,
+  registered,
+  type Replica,
+  REPLICAS,
+  seeded,
+  sleep,
+  stubOf,
+  unique,
+} from "./fault-helpers";
+
+describe("faults", () => {
+  it("loses no acknowledged change and applies none twice when every object is aborted at random points", async () => {
+    const seed = Date.now() % 1_000_000;
+    const random = seeded(seed);
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+    const model = unique();
+    await registered(model);
+    const tracked: Tracked[] = Array.from({ length: 48 }, (_, i) => {
+      const steps: Tracked["steps"] = ["add"];
+      if (random() < 0.5) steps.push("prefill_complete");
+      if (random() < 0.5) steps.push("free");
+      return {
+        id: `q${i}`,
+        home: pick(REPLICAS),
+        rank: i % 4,
+        tokens: 1 + Math.floor(random() * 50),
+        hashes: [i % 3, 100 + i],
+        steps,
+        outcomes: {},
+      };
+    });
+    const statuses: number[] = [];
+    let aborts = 0;
+    const pending = () => tracked.filter((t) => Object.keys(t.outcomes).length < t.steps.length);
+    while (pending().length > 0) {
+      const wave = pending()
+        .sort(() => random() - 0.5)
+        .slice(0, 8);
+      const calls = wave.map(async (t) => {
+        const step = t.steps[Object.keys(t.outcomes).length]!;
+        const body =
+          step === "add"
+            ? {
+                model_name: model,
+                request_id: t.id,
+                worker_id: 1,
+                dp_rank: t.rank,
+                sequence_hashes: t.hashes,
+                new_isl_tokens: t.tokens,
+              }
+            : { model_name: model, request_id: t.id };
+        const answer = await post(t.home, `/${step}`, body);
+        statuses.push(answer.status);
+        t.outcomes[step] = outcomeOf(answer.status);
+      });
+      const roll = random();
+      if (roll < 0.3) {
+        // In the middle of the wave: some calls have written, some have answered, some neither.
+        await sleep(Math.floor(random() * 15));
+        aborts++;
+        await abortAllDurableObjects();
+      }
+      await Promise.all(calls);
+      if (roll > 0.85) {
+        aborts++;
+        await abortAllDurableObjects();
+      }
+    }
+    console.log(
+      `seed ${seed}: ${statuses.length} calls, ${aborts} resets, statuses ${JSON.stringify(
+        Object.fromEntries([...new Set(statuses)].map((s) => [s, statuses.filter((x) => x === s).length])),
+      )}`,
+    );
+    expect(aborts).toBeGreaterThan(0);
+    for (const s of statuses) expect([0, 200, 201, 404, 500, 503]).toContain(s);
+    const book = await expectAgreement(model, tracked);
+    // A restart reads back exactly the book that was in memory.
+    await abortAllDurableObjects();
+    expect(await converged((r) => liveBook(r, model))).toEqual(book);
+  }, 120_000);
+
+  it("keeps a change whose answer was lost to a reset right after its write exactly once", async () => {
+    const model = unique();
+    await registered(model);
+    const add = (id: string) => ({
+      model_name: model,
+      request_id: id,
+      worker_id: 1,
+      dp_rank: 2,
+      sequence_hashes: [5, 6],
+      new_isl_tokens: 9,
+    });
+    const tracked = (id: string, outcomes: Tracked["outcomes"]): Tracked => ({
+      id,
+      home: "east",
+      rank: 2,
+      tokens: 9,
+      hashes: [5, 6],
+      steps: ["add", "free"],
+      outcomes,
+    });
+
+    // Reset before the write reached disk: the add is gone with its outbox entry, so a retry books it.
+    await resetAfterNext("east", model, "add", false);
+    expect((await post("east", "/add", add("unsynced"))).status).toBeGreaterThanOrEqual(500);
+    expect((await post("east", "/add", add("unsynced"))).status).toBe(201);
+
+    // Reset once the write is on disk: the add stays (and is replicated), so a retry is refused as a duplicate.
+    await resetAfterNext("east", model, "add", true);
+    expect((await post("east", "/add", add("synced"))).status).toBeGreaterThanOrEqual(500);
+    expect((await post("east", "/add", add("synced"))).status).toBe(409);
+
+    await post("east", "/add", add("freed"));
+    await resetAfterNext("east", model, "free", true);
+    expect(
+      (await post("east", "/free", { model_name: model, request_id: "freed" })).status,
+    ).toBeGreaterThanOrEqual(500);
+    expect((await post("east", "/free", { model_name: model, request_id: "freed" })).status).toBe(200);
+
+    const book = await expectAgreement(model, [
+      tracked("unsynced", { add: "acked" }),
+      tracked("synced", { add: "acked" }),
+      tracked("freed", { add: "acked", free: "acked" }),
+    ]);
+    expect(book.map((r) => r.id)).toEqual(["synced", "unsynced"]);
+  }, 60_000);
+
+  it("keeps state and pending replication through a reset of every object at once", async () => {
+    const model = unique();
+    await registered(model);
+    await blockReceive([...REPLICAS], model);
+    const tracked: Tracked[] = [];
+    for (let i = 0; i < 12; i++) {
+      const home = REPLICAS[i % 3]!;
+      const body = {
+        model_name: model,
+        request_id: `r${i}`,
+        worker_id: 1,
+        dp_rank: i % 4,
+        sequence_hashes: [i],
+        new_isl_tokens: 4,
+      };
+      expect((await post(home, "/add", body)).status).toBe(201);
+      tracked.push({
+        id: `r${i}`,
+        home,
+        rank: i % 4,
+        tokens: 4,
+        hashes: [i],
+        steps: ["add"],
+        outcomes: { add: "acked" },
+      });
+    }
+    expect((await post("west", "/free", { model_name: model, request_id: "r1" })).status).toBe(200);
+    tracked[1]!.steps.push("free");
+    tracked[1]!.outcomes.free = "acked";
+    expect((await post("apac", "/prefill_complete", { model_name: model, request_id: "r2" })).status).toBe(
+      200,
+    );
+    tracked[2]!.steps.push("prefill_complete");
+    tracked[2]!.outcomes.prefill_complete = "acked";
+    for (const r of REPLICAS) {
+      for (const p of (await peers(r, model)).peers)
+        expect(p.queued_events, `${r} → ${p.peer}`).toBeGreaterThan(0);
+      expect((await liveBook(r, model)).length, r).toBeLessThan(12);
+    }
+    await abortAllDurableObjects();
+    await expectAgreement(model, tracked);
+  }, 60_000);
+});
+
+/**
+ * Makes `replica`'s object reset itself right after its next `op` wrote its change, before answering
+ * (`synced`: once the write is on disk). The reset drops the patch with the rest of the instance.
+ */
+function resetAfterNext(replica: Replica, model: string, op: string, synced: boolean) {
+  return runInDurableObject(stubOf(replica, model), (instance, state) => {
+    const object = instance as unknown as { finish: (value: unknown, op?: string) => Promise<unknown> };
+    const finish = object.finish.bind(object);
+    object.finish = async (value, called) => {
+      const answer = await finish(value, called);
+      if (called === op) {
+        if (synced) await state.storage.sync();
+        state.abort(`reset after the ${op} was written`);
+      }
+      return answer;
+    };
+  });
+}
