@@ -12,7 +12,12 @@
  *   overrun spills into the requests behind it; a 0 ms anchor completes at once.
  * Requests without a duration never decay, so a tracker fed only by Dynamo-compatible `/add` calls
  * reports the plain sum of pending `new_isl_tokens`, exactly as the standalone service does.
+ *
+ * A replicated tracker attaches the rank's `departures` and derives the anchor time from them
+ * instead (`departure-log.ts`): the same rule, stated so that it does not depend on the order in
+ * which this replica learnt of the entries and their removals.
  */
+import type { RankDepartures } from "./rank-departures";
 
 /** A queued prefill; `LiveRequest` implements it so the queue needs no node objects of its own. */
 export interface PrefillEntry {
@@ -39,8 +44,14 @@ export class PrefillQueue {
   private unmodeled = 0;
   /** Queued entries. */
   private size = 0;
-  /** When the current front became the anchor, ms. */
+  /** When the current front became the anchor, ms (a replicated tracker's is derived: `anchorTime`). */
   anchorAt = 0;
+  /** Replicated trackers: this rank's departures, which the anchor time is derived from. */
+  departures: RankDepartures | null = null;
+  /** The derived anchor time, for `derivedFor` at `derivedVersion` of `departures`. */
+  private derivedAt = 0;
+  private derivedFor: PrefillEntry | null = null;
+  private derivedVersion = -1;
 
   /**
    * Queues an entry at `now`, in booking order: the key order, so every replica builds the same
@@ -68,8 +79,7 @@ export class PrefillQueue {
   /**
    * Removes an entry at `now`.
    * @returns the entry that became the anchor by this removal, if any (its anchor time is `now`,
-   * or its own booking time if later: a replica may merge an older entry's removal after a newer
-   * entry that was booked only once the older one had left, as it did at every other replica).
+   * and never before its own booking).
    */
   remove(entry: PrefillEntry, now: number): PrefillEntry | null {
     if (!entry.inPrefill) return null;
@@ -98,7 +108,7 @@ export class PrefillQueue {
     if (!anchor) return 0;
     const tokens = anchor.prefillTokens;
     const duration = anchor.prefillDurationMs;
-    const elapsed = Math.max(0, now - this.anchorAt);
+    const elapsed = Math.max(0, now - this.anchorTime());
     if (this.unmodeled > 0) {
       let remaining = tokens;
       if (duration === 0) remaining = 0;
@@ -109,6 +119,19 @@ export class PrefillQueue {
     }
     if (duration === 0) return Math.max(0, this.sum - tokens);
     return Math.max(0, this.sum - Math.floor((tokens * elapsed) / duration));
+  }
+
+  /** When the current front became the anchor, ms. */
+  anchorTime(): number {
+    const head = this.head;
+    const departures = this.departures;
+    if (!departures || !head) return this.anchorAt;
+    if (head !== this.derivedFor || departures.version !== this.derivedVersion) {
+      this.derivedAt = Math.max(head.startedAt, departures.lastEndBefore(head.addTs, head.origin));
+      this.derivedFor = head;
+      this.derivedVersion = departures.version;
+    }
+    return this.derivedAt;
   }
 
   /** Empties the queue without touching the entries (the rank was dropped). */

@@ -23,28 +23,37 @@ import type { Tracker } from "./tracker";
  * here is kept as an orphan until a change that decides it arrives or the expiry age makes it moot.
  * Times taken from a change (a prefill's end, a free) are its key's, the same at every replica.
  *
- * Not convergent: the decayed part of a rank's prefill load (requests with an expected prefill
- * duration). Its anchor is when the request ahead left the rank's queue, and a replica that never
- * queued that request (its add arrived already freed, completed or expired, or a snapshot no longer
- * listed it) anchors at the next request's own booking instead; a local change also takes the local
- * clock where peers take its key's, which runs ahead of a lagging clock. Decayed prefill tokens can
- * differ by that offset until the anchored prefill ends; which prefills are pending, and every other
- * figure, converge exactly (`test/unit/replication-property.test.ts`).
+ * Decaying prefill load (requests with an expected prefill duration) converges too, because its
+ * anchor is not taken from the moment this replica happened to dequeue something. Each add, free and
+ * completion also enters its request id's timeline (`departure-log.ts`), and a rank's front H
+ * anchors at
+ *   max(H.startedAt, max{ end(d) : d an add with tokens on H's rank since its worker's current
+ *                          registration, key(d) < key(H) })
+ * where end(d) is the earliest of d's deadline and the key time (ms) of the first change of d's
+ * request id after d (its completion or free, or a newer add that replaced it). That counts every
+ * add, also one that arrived here already freed, completed or expired, a free or completion that
+ * arrived before its add, and one this replica only learnt of from a snapshot, which ships the
+ * timelines; and it uses key times, also at the origin of a change. In one tracker it is Dynamo's
+ * rule: H became the front when the last entry ahead of it left.
  */
 export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: number): void {
-  // What is due has left at its deadline already: a change merged into it would move its rank's
-  // prefill anchor to the change's time instead (and the change's origin had expired it).
+  // What is due has left at its deadline already, as at the change's origin, which had expired it.
   tracker.expire(now);
   tracker.clock.observe(event.ts);
+  // Timeline entries go in after the merge, which decides whether an add is booked here (a booked
+  // add is persisted as a booking, not as a timeline row).
   switch (event.type) {
     case "add":
       mergeAdd(tracker, event, now);
+      tracker.departures?.record(event, now);
       break;
     case "free":
       mergeFree(tracker, event);
+      tracker.departures?.record(event, now);
       break;
     case "prefill_complete":
       mergePrefill(tracker, event);
+      tracker.departures?.record(event, now);
       break;
     case "register":
       mergeRegister(tracker, event);

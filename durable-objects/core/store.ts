@@ -2,6 +2,7 @@ import type { AddInput, RegisterInput } from "../types";
 import type { EventKey } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
+import type { TimelineEvent } from "./departure-log";
 import type { RecordKind } from "./replica-records";
 
 /**
@@ -32,6 +33,10 @@ export interface TrackerStore {
   /** A registration kept aside because its block size lost to the tracker's. */
   excludedSet?(event: RegisterEvent): void;
   excludedCleared?(workerId: bigint): void;
+  /** A change kept in a request's prefill timeline (`departure-log.ts`); a booked add once it leaves. */
+  timelineSet?(event: TimelineEvent): void;
+  /** Timeline changes with hybrid clock times below `beforeTs` are forgotten. */
+  timelinePurged?(beforeTs: number): void;
 }
 
 const nothing = (): void => {};

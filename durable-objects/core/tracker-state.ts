@@ -8,6 +8,7 @@ import {
 import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./clock";
+import { DepartureLog } from "./departure-log";
 import type { AddEvent, BindEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
@@ -60,6 +61,8 @@ export abstract class TrackerState {
   readonly records: ReplicaRecords;
   readonly clock = new HybridClock();
   readonly store: TrackerStore;
+  /** Replicated trackers: when prefills left their ranks, which prefill anchors derive from. */
+  readonly departures: DepartureLog | null;
   protected readonly limits: TrackerLimits;
   private nextPurge = 0;
   /** `/route`'s session bindings, which replicate with the tracker's changes (set by the object). */
@@ -75,6 +78,7 @@ export abstract class TrackerState {
     this.origin = options.origin ?? "primary";
     this.replicated = options.replicated ?? false;
     this.records = new ReplicaRecords(this.store);
+    this.departures = this.replicated ? new DepartureLog(this.book, this.store, this.expiryMs) : null;
     this.limits = {
       maxLiveRequests: MAX_LIVE_REQUESTS,
       maxLiveBlocks: MAX_LIVE_BLOCKS,
@@ -119,6 +123,7 @@ export abstract class TrackerState {
     if (this.replicated && now >= this.nextPurge) {
       this.nextPurge = now + PURGE_INTERVAL_MS;
       this.records.purge(now, this.expiryMs);
+      this.departures?.prune(now);
     }
     return expired;
   }
@@ -144,7 +149,8 @@ export abstract class TrackerState {
   /** Rebuilds a worker from storage, without reporting to the store. */
   restoreWorker(input: RegisterInput, key: EventKey = { ts: 0, origin: this.origin }): void {
     this.clock.observe(key.ts);
-    this.book.insertWorker(input, key);
+    const entry = this.book.insertWorker(input, key);
+    this.departures?.attach(entry);
   }
 
   /**
@@ -172,6 +178,7 @@ export abstract class TrackerState {
       req.prefillOrigin = prefillKey.origin;
     }
     if (anchorAt !== undefined && slot.prefill.head === req) slot.prefill.anchorAt = anchorAt;
+    this.departures?.restoreBooking(req);
   }
 
   /** A key for a change accepted here at `now`. */
@@ -183,6 +190,7 @@ export abstract class TrackerState {
   registerWorker(event: Extract<ReplicaEvent, { type: "register" }>): WorkerEntry {
     const { ts, origin, type: _type, ...input } = event;
     const entry = this.book.insertWorker(input, { ts, origin });
+    this.departures?.attach(entry);
     this.store.workerAdded(input, { ts, origin });
     return entry;
   }
@@ -190,6 +198,7 @@ export abstract class TrackerState {
   /** Removes a worker with its requests and persists that; the last one deletes the tracker. */
   removeWorker(entry: WorkerEntry, at: number): LiveRequest[] {
     const dropped = this.book.removeWorker(entry, at);
+    if (this.departures) for (const req of dropped) this.departures.departed(req);
     if (this.exists) this.store.workerRemoved(entry.workerId);
     else this.store.trackerDeleted();
     return dropped;
@@ -217,6 +226,7 @@ export abstract class TrackerState {
     const anchor = this.book.drop(req, at);
     if (anchor) this.store.anchorMoved(anchor, anchor.slot.prefill.anchorAt);
     this.store.requestRemoved(req);
+    this.departures?.departed(req);
   }
 
   /**

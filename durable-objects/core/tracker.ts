@@ -129,6 +129,7 @@ export class Tracker extends TrackerState {
       this.records.clearFreed(input.requestId);
       this.records.clearMark(input.requestId);
       this.records.clearOrphan(input.requestId);
+      this.departures?.record(event, now);
     }
     this.emit(event);
     return { ok: true };
@@ -143,7 +144,9 @@ export class Tracker extends TrackerState {
     if (req.inPrefill) {
       const key = this.stamp(now);
       this.completePrefill(req, now, key);
-      this.emit({ ts: key.ts, origin: key.origin, type: "prefill_complete", requestId });
+      const event = { ts: key.ts, origin: key.origin, type: "prefill_complete" as const, requestId };
+      this.departures?.record(event, now);
+      this.emit(event);
     }
     return { ok: true };
   }
@@ -160,7 +163,9 @@ export class Tracker extends TrackerState {
       this.records.setFreed(requestId, key);
       this.records.clearOrphan(requestId);
       this.records.clearMark(requestId);
-      this.emit({ ...key, type: "free", requestId });
+      const event = { ts: key.ts, origin: key.origin, type: "free" as const, requestId };
+      this.departures?.record(event, now);
+      this.emit(event);
     }
     return { ok: true };
   }
