@@ -64,7 +64,7 @@ export class PeerSync {
   /** Restores records, cursors and stream positions from storage. */
   hydrate(now: number): void {
     const { replicaStore, tracker } = this.options;
-    replicaStore.hydrate(tracker.records, tracker.clock);
+    replicaStore.hydrate(tracker.records, tracker.clock, tracker.departures);
     this.replicator.restoreLastSeq(replicaStore.lastSeq());
     for (const peer of replicaStore.peers()) this.replicator.restorePeer(peer.name, peer.acked, peer.resync);
     this.replicator.resume(now);

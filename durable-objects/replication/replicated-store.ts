@@ -1,4 +1,5 @@
 import type { EventKey } from "../core/clock";
+import type { TimelineEvent } from "../core/departure-log";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "../core/events";
 import type { LiveRequest } from "../core/live-request";
 import type { RecordKind } from "../core/replica-records";
@@ -74,5 +75,13 @@ export class ReplicatedStore implements TrackerStore {
 
   excludedCleared(workerId: bigint): void {
     this.replica.released("excluded", String(workerId));
+  }
+
+  timelineSet(event: TimelineEvent): void {
+    this.replica.timelineSet(event);
+  }
+
+  timelinePurged(beforeTs: number): void {
+    this.replica.timelinePurged(beforeTs);
   }
 }

@@ -6,7 +6,9 @@ import type { Tracker } from "../core/tracker";
 /**
  * This replica's whole state as the events that rebuild it when merged: registered and set-aside
  * workers, unregistrations, live and orphaned bookings with their prefill completions, frees and
- * early marks. It is what a peer that missed part of the stream merges to catch up exactly. A
+ * early marks, and the prefill timelines that anchors derive from (`core/departure-log.ts`): the
+ * adds that have left (without their prompts), frees and completions of the last two expiry ages.
+ * It is what a peer that missed part of the stream merges to catch up exactly. A
  * generator, read page by page while the tracker keeps changing: merging is idempotent and changes
  * after the snapshot's start follow in the stream, so no page needs to be frozen.
  */
@@ -34,5 +36,17 @@ export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
     if (orphan && compareKeys(orphan, key) === 0) continue;
     yield { ...key, type: "free", requestId };
   }
+  for (const event of tracker.departures?.shippable() ?? []) {
+    if (event.type === "add" && shippedWhole(tracker, event)) continue;
+    yield event;
+  }
   if (tracker.sessions) yield* [...tracker.sessions.snapshot()];
+}
+
+/** Whether an add is live or orphaned here, and so shipped with its prompt above. */
+function shippedWhole(tracker: Tracker, add: AddEvent): boolean {
+  const live = tracker.book.requests.get(add.requestId);
+  if (live && live.addTs === add.ts && live.origin === add.origin) return true;
+  const orphan = tracker.records.orphans.get(add.requestId);
+  return orphan !== undefined && compareKeys(orphan, add) === 0;
 }

@@ -1,4 +1,5 @@
 import type { EventKey, HybridClock } from "../core/clock";
+import type { DepartureLog, TimelineEvent } from "../core/departure-log";
 import type { AddEvent, RegisterEvent } from "../core/events";
 import type { RecordKind, ReplicaRecords } from "../core/replica-records";
 import { storeName } from "../identity";
@@ -13,8 +14,15 @@ import type { EventLog } from "./replicator";
  * implicit transaction as the change it describes, and an applied batch's position with its effects.
  * The newest outbox row is never trimmed: its sequence number is the replica's last, and must
  * survive a restart (a reused number would be taken for a duplicate by the peers).
+ * `timeline` holds the prefill timelines (`core/departure-log.ts`), keyed by the change's key alone
+ * (keys are unique per change), so that its purge by age is a range of the primary key.
  */
-const REPLICA_SCHEMA = `
+const TIMELINE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS timeline (
+  ts REAL NOT NULL, origin TEXT NOT NULL, event BLOB NOT NULL, PRIMARY KEY (ts, origin)
+) WITHOUT ROWID;
+`;
+const REPLICA_SCHEMA = `${TIMELINE_SCHEMA}
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, event BLOB NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS peers (
   name TEXT PRIMARY KEY, acked INTEGER NOT NULL, resync INTEGER NOT NULL
@@ -44,6 +52,8 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
     private readonly name: string,
   ) {
     this.ready = sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").toArray().length > 0;
+    // Storage written before timelines existed.
+    if (this.ready) sql.exec(TIMELINE_SCHEMA);
   }
 
   /**
@@ -169,8 +179,22 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
     if (this.ready) this.sql.exec("DELETE FROM held WHERE kind = ? AND id = ?", kind, id);
   }
 
-  /** Loads the replication records into memory (without writing them back). */
-  hydrate(records: ReplicaRecords, clock: HybridClock): void {
+  timelineSet(event: TimelineEvent): void {
+    this.ensure();
+    this.sql.exec(
+      "INSERT OR REPLACE INTO timeline (ts, origin, event) VALUES (?, ?, ?)",
+      event.ts,
+      event.origin,
+      bytesOf(encodeEvent(event)),
+    );
+  }
+
+  timelinePurged(beforeTs: number): void {
+    if (this.ready) this.sql.exec("DELETE FROM timeline WHERE ts < ?", beforeTs);
+  }
+
+  /** Loads the replication records and prefill timelines into memory (without writing them back). */
+  hydrate(records: ReplicaRecords, clock: HybridClock, departures: DepartureLog | null): void {
     if (!this.ready) return;
     const rows = this.sql.exec<{ kind: RecordKind; id: string; ts: number; origin: string }>(
       "SELECT kind, id, ts, origin FROM records",
@@ -187,6 +211,14 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
       clock.observe(event.ts);
       if (event.type === "add") records.orphans.set(event.requestId, event);
       else if (event.type === "register") records.excluded.set(event.workerId, event);
+    }
+    if (!departures) return;
+    for (const row of this.sql.exec<{ event: ArrayBuffer }>("SELECT event FROM timeline")) {
+      const event = decodeEvent(new Uint8Array(row.event));
+      clock.observe(event.ts);
+      if (event.type === "add" || event.type === "free" || event.type === "prefill_complete") {
+        departures.restore(event);
+      }
     }
   }
 
