@@ -65,8 +65,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       requestId,
       slot: fc.nat({ max: 4 }),
       hashes: fc.array(fc.constantFrom(1n, 2n, 3n), { maxLength: 3 }),
-      newIslTokens: fc.constantFrom(0, 10, 25),
-      duration: fc.constantFrom(undefined, undefined, 0, 400, 4_000, 15_000),
+      // Large prefills too, so that an anchor off by a millisecond shows in the decayed tokens.
+      newIslTokens: fc.constantFrom(0, 10, 25, 40_000),
+      // Some still decaying when the network has settled, whatever it took (longer than the expiry age).
+      duration: fc.constantFrom(undefined, undefined, 0, 400, 4_000, 15_000, 4 * EXPIRY_MS),
     }),
   },
   { weight: 3, arbitrary: fc.record({ op: fc.constantFrom("free" as const), requestId }) },
@@ -156,12 +158,12 @@ export function runOp(t: Tracker, op: Op, now: number, decay = true): Result {
 }
 
 /**
- * Everything a client can read at `now`, as one comparable value. With `undecayed`, prefill figures
- * are replaced by each rank's queue (request ids and prompt tokens in queue order): the time a
- * decaying prefill is anchored at is not convergent across origins (see `replica-merge.ts`).
+ * Everything a client can read at `now`, as one comparable value, with each rank's pending prefills
+ * (request ids and tokens in queue order) and the time its front was anchored at if it decays: a
+ * sharper check than the decayed tokens at a few read times, which a finished decay hides.
  */
-export function observe(t: Tracker, now: number, undecayed = false) {
-  const seen = {
+export function observe(t: Tracker, now: number) {
+  return {
     workers: t.listWorkers(now),
     loads: t.listLoads(now),
     potential: QUERIES.map(([q, tokens]) => {
@@ -169,19 +171,11 @@ export function observe(t: Tracker, now: number, undecayed = false) {
       return r.ok ? r.loads : r.code;
     }),
     live: t.liveRequests,
-  };
-  if (!undecayed) return seen;
-  return {
-    ...seen,
-    loads: seen.loads.map(({ activePrefillTokens: _, ...load }) => load),
-    potential: seen.potential.map((r) =>
-      typeof r === "string" ? r : r.map(({ potentialPrefillTokens: _, ...load }) => load),
-    ),
-    queues: t.book.sortedSlots().map((slot) => {
+    prefill: t.book.sortedSlots().map(({ prefill }) => {
       const queue: [string, number][] = [];
-      for (let e = slot.prefill.head; e; e = e.prefillNext)
-        queue.push([(e as LiveRequest).id, e.prefillTokens]);
-      return queue;
+      for (let e = prefill.head; e; e = e.prefillNext) queue.push([(e as LiveRequest).id, e.prefillTokens]);
+      const decays = prefill.head !== null && !Number.isNaN(prefill.head.prefillDurationMs);
+      return { queue, anchorAt: decays ? prefill.anchorTime() : null };
     }),
   };
 }
