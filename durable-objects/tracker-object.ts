@@ -28,11 +28,10 @@ import type {
   RouteOutcome,
   RoutingStats,
   TrackerKey,
-  TrackerMetrics,
-  TrackerOp,
   TrackerRpc,
   WorkerInfo,
 } from "./types";
+import type { TrackerMetrics, TrackerOp } from "./metrics-types";
 
 export interface TrackerEnv extends LimitsEnv {
   REQUEST_EXPIRY_SECONDS?: string;

@@ -1,8 +1,8 @@
 import type { ReplicaEvent } from "../core/events";
 import type { ReplicaBatchHeader } from "./types";
-import type { PeerStatus } from "../types";
+import type { PeerStatus } from "../metrics-types";
 
-export type { PeerStatus } from "../types";
+export type { PeerStatus } from "../metrics-types";
 
 /**
  * The sending side of replication, as a synchronous state machine: which batch goes to which peer

@@ -3,7 +3,8 @@
  * carries `replica`, `model` and `tenant`: one scrape covers one replica, and a Prometheus that
  * scrapes several replicas of the same URL must still tell their series apart.
  */
-import type { TrackerKey, TrackerMetrics, TrackerOp } from "../../durable-objects/types";
+import type { TrackerKey } from "../../durable-objects/types";
+import type { TrackerMetrics, TrackerOp } from "../../durable-objects/metrics-types";
 import { httpErrorOf } from "../http/errors";
 import type { Exposition, Labels } from "./exposition";
 
