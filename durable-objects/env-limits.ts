@@ -1,4 +1,5 @@
 import type { TrackerLimits } from "./core/tracker";
+import { DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
 
 /** Resource caps a deployment may lower or raise through wrangler vars (unset: `limits.ts`). */
 export interface LimitsEnv {
@@ -25,4 +26,16 @@ function positiveInteger(raw: string | undefined): number | undefined {
   if (raw === undefined || !/^\s*\d+\s*$/.test(raw)) return undefined;
   const value = Number(raw);
   return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+/** A positive number from the environment, else `fallback` (replication timings and caps). */
+export function positiveOr(raw: string | undefined, fallback: number): number {
+  const value = Number(raw);
+  return raw !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** `REQUEST_EXPIRY_SECONDS`; like Dynamo, an invalid or zero value falls back to the default. */
+export function expirySecondsOf(env: { REQUEST_EXPIRY_SECONDS?: string }): number {
+  const seconds = Number(env.REQUEST_EXPIRY_SECONDS);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_REQUEST_EXPIRY_SECONDS;
 }

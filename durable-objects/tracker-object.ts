@@ -5,10 +5,10 @@ import { seededRng, systemRng } from "./core/rng";
 import { Tracker } from "./core/tracker";
 import type { DirectoryObject } from "./directory-object";
 import type { TrackerStore } from "./core/store";
-import { trackerLimitsOf, type LimitsEnv } from "./env-limits";
+import { expirySecondsOf, type LimitsEnv, positiveOr, trackerLimitsOf } from "./env-limits";
 import { storedName } from "./identity";
-import { DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
 import { OpCounters } from "./metrics-counters";
+import { metricsReport } from "./metrics-report";
 import { directoryName, locationHintOf, parseReplicas, parseTrackerName, trackerName } from "./naming";
 import { PeerSync } from "./replication/peer-sync";
 import { ReplicatedStore } from "./replication/replicated-store";
@@ -212,31 +212,18 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   }
 
   async metrics(): Promise<TrackerMetrics> {
-    const now = Date.now();
-    const routing = routingStatsOf(this.tracker, this.routing, now);
-    const types = new Map(this.tracker.listWorkers(now).map((w) => [w.workerId, w.workerType ?? "decode"]));
-    const counters = this.sync?.counters;
-    return this.finish({
-      since: this.startedAt,
-      workers: types.size,
-      liveRequests: this.tracker.liveRequests,
-      ranks: this.tracker
-        .listLoads(now)
-        .map((load) => ({ ...load, workerType: types.get(load.workerId) ?? "decode" })),
-      ops: this.ops.snapshot(),
-      expiredRequests: this.tracker.expiredCount,
-      peers: (this.sync?.status(now) ?? []).map((p) => ({
-        peer: p.peer,
-        state: p.state,
-        eventsSent: counters?.sentCount(p.peer) ?? 0,
-        resyncs: counters?.resyncCount(p.peer) ?? 0,
-        lagEvents: p.queued,
-        lagMs: p.oldestUnackedMs,
-      })),
-      origins: counters?.origins() ?? [],
-      rowsWritten: this.store.rowsWritten,
-      routing,
-    });
+    const report = metricsReport(
+      {
+        tracker: this.tracker,
+        routing: this.routing,
+        sync: this.sync,
+        ops: this.ops,
+        startedAt: this.startedAt,
+        rowsWritten: this.store.rowsWritten,
+      },
+      Date.now(),
+    );
+    return this.finish(report);
   }
 
   /** Rows SQLite reports written by this instance (write-cost figure for benchmarks and metrics). */
@@ -300,15 +287,4 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       }
     }
   }
-}
-
-function positiveOr(raw: string | undefined, fallback: number): number {
-  const value = Number(raw);
-  return raw !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
-}
-
-/** `REQUEST_EXPIRY_SECONDS`; like Dynamo, an invalid or zero value falls back to the default. */
-function expirySecondsOf(env: TrackerEnv): number {
-  const seconds = Number(env.REQUEST_EXPIRY_SECONDS);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_REQUEST_EXPIRY_SECONDS;
 }

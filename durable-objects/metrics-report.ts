@@ -1,0 +1,50 @@
+/**
+ * What `GET /metrics` reports of one tracker object, gathered from its parts in one synchronous step:
+ * workers and per-rank gauges, operation counts, expiries, replication towards each peer and from
+ * each origin, rows written and routing state. Counters count since the object instance started.
+ */
+import type { RoutingState } from "./core/route-request";
+import { routingStatsOf } from "./core/route-request";
+import type { Tracker } from "./core/tracker";
+import type { TrackerMetrics } from "./metrics-types";
+import type { OpCounters } from "./metrics-counters";
+import type { PeerSync } from "./replication/peer-sync";
+
+export interface MetricsSources {
+  tracker: Tracker;
+  routing: RoutingState;
+  /** Absent with one replica. */
+  sync: PeerSync | null;
+  ops: OpCounters;
+  /** When the object instance started counting, epoch ms. */
+  startedAt: number;
+  rowsWritten: number;
+}
+
+export function metricsReport(sources: MetricsSources, now: number): TrackerMetrics {
+  const { tracker, routing, sync, ops } = sources;
+  const routingStats = routingStatsOf(tracker, routing, now);
+  const types = new Map(tracker.listWorkers(now).map((w) => [w.workerId, w.workerType ?? "decode"]));
+  const counters = sync?.counters;
+  return {
+    since: sources.startedAt,
+    workers: types.size,
+    liveRequests: tracker.liveRequests,
+    ranks: tracker
+      .listLoads(now)
+      .map((load) => ({ ...load, workerType: types.get(load.workerId) ?? "decode" })),
+    ops: ops.snapshot(),
+    expiredRequests: tracker.expiredCount,
+    peers: (sync?.status(now) ?? []).map((p) => ({
+      peer: p.peer,
+      state: p.state,
+      eventsSent: counters?.sentCount(p.peer) ?? 0,
+      resyncs: counters?.resyncCount(p.peer) ?? 0,
+      lagEvents: p.queued,
+      lagMs: p.oldestUnackedMs,
+    })),
+    origins: counters?.origins() ?? [],
+    rowsWritten: sources.rowsWritten,
+    routing: routingStats,
+  };
+}
