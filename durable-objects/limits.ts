@@ -26,6 +26,13 @@ export const MAX_LIVE_REQUESTS = 50_000;
  * MAX_HASHES_PER_CALL ≈ 3 billion blocks. Each block also costs 8 bytes in SQLite.
  */
 export const MAX_LIVE_BLOCKS = 1_500_000;
+/**
+ * Request ids whose prefill timelines a replicated tracker keeps (`core/departure-log.ts`; about
+ * 650 bytes each in V8, so about 20 MB at most). Timelines are kept for two expiry ages, so below
+ * 25 requests/s (default expiry) nothing is cut; at 1,000 requests/s the window shrinks to 30 s, and
+ * decayed prefill stays exact across replicas for changes that reach every replica within it.
+ */
+export const MAX_PREFILL_TIMELINES = 30_000;
 /** Registered workers in one tracker. */
 export const MAX_WORKERS = 4_096;
 /** Data-parallel rank slots in one tracker (each costs memory even when idle). */

@@ -2,6 +2,7 @@ import type { Book } from "./book";
 import { compareKeys, physicalMs } from "./clock";
 import type { AddEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
+import { MAX_PREFILL_TIMELINES } from "../limits";
 import { RankDepartures } from "./rank-departures";
 import type { WorkerEntry } from "./rank-slot";
 import type { TrackerStore } from "./store";
@@ -104,9 +105,14 @@ export class DepartureLog {
     }
   }
 
-  /** Forgets what can no longer move an anchor at `now` (see the class comment). */
+  /**
+   * Forgets what can no longer move an anchor at `now` (see the class comment), and past
+   * {@link MAX_PREFILL_TIMELINES} request ids also the oldest of what could: memory then stays
+   * bounded whatever the request rate, at the price of exactness for a change that arrives later
+   * than the shortened window (see the constant).
+   */
   prune(now: number): void {
-    const oldest = now - 2 * this.expiryMs;
+    const oldest = Math.max(now - 2 * this.expiryMs, this.capCutoff());
     for (const [id, timeline] of this.timelines) {
       let n = 0;
       while (n < timeline.length && physicalMs(timeline[n]!.ts) < oldest) n++;
@@ -132,6 +138,21 @@ export class DepartureLog {
   *shippable(): Generator<TimelineEvent> {
     const timelines = [...this.timelines.values()].map((timeline) => timeline.slice());
     for (const timeline of timelines) for (let i = timeline.length - 1; i >= 0; i--) yield timeline[i]!;
+  }
+
+  /**
+   * The time (ms) before which changes go so that at most the cap's number of request ids stay:
+   * the newest change of the id that is last to go (ids in the order they were first seen).
+   */
+  private capCutoff(): number {
+    let over = this.timelines.size - MAX_PREFILL_TIMELINES;
+    if (over <= 0) return Number.NEGATIVE_INFINITY;
+    let cutoff = Number.NEGATIVE_INFINITY;
+    for (const timeline of this.timelines.values()) {
+      if (over-- <= 0) break;
+      cutoff = Math.max(cutoff, physicalMs(timeline[timeline.length - 1]!.ts) + 1);
+    }
+    return cutoff;
   }
 
   /** Changes kept, over all request ids (for tests and metrics). */
