@@ -18,7 +18,12 @@ export interface LoadFigures {
 
 export async function load(scenario: string, options: Options): Promise<LoadFigures> {
   await autocannon({ connections: CONNECTIONS, duration: WARMUP_S, ...options });
-  const result = await autocannon({ connections: CONNECTIONS, duration: MEASURE_S, ...options });
+  return measure(scenario, MEASURE_S, options);
+}
+
+/** One autocannon run of `seconds`, checked as `load` checks its measured run. */
+export async function measure(scenario: string, seconds: number, options: Options): Promise<LoadFigures> {
+  const result = await autocannon({ connections: CONNECTIONS, duration: seconds, ...options });
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0 || result.requests.total === 0) {
     throw new Error(

@@ -3,42 +3,17 @@
  * on 127.0.0.1 with on-disk local state in a fresh temp dir, driven by autocannon from this process.
  * argv[2] is the repo root. Prints one JSON line with each scenario's figures.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { unstable_startWorker } from "wrangler";
 import { AddBodies, batch, MODEL, registrations } from "./bodies";
 import { CONNECTIONS } from "./load";
 import { addFree, batches, health, QUERY_BOOK, queries } from "./scenarios";
+import { post, startLocalWorker } from "./worker";
 
 const root = process.argv[2];
 if (!root) throw new Error("usage: http.mjs <repo root>");
-const state = mkdtempSync(join(tmpdir(), "slot-tracker-bench-"));
-const worker = await unstable_startWorker({
-  config: join(root, "wrangler.toml"),
-  dev: {
-    server: { hostname: "127.0.0.1", port: 0 },
-    inspector: false,
-    persist: state,
-    logLevel: "warn",
-    watch: false,
-    remote: false,
-  },
-});
-
-async function post(url: string, path: string, body: string | Buffer, type = "application/json") {
-  const res = await fetch(`${url}${path.slice(1)}`, {
-    method: "POST",
-    body,
-    headers: { "content-type": type },
-  });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res;
-}
+const worker = await startLocalWorker(root);
+const { url } = worker;
 
 try {
-  await worker.ready;
-  const url = (await worker.url).toString();
   for (const body of registrations()) await post(url, "/register", body);
   const bodies = new AddBodies(QUERY_BOOK);
 
@@ -60,6 +35,5 @@ try {
     `@@bench ${JSON.stringify({ connections: CONNECTIONS, scenarios, batchOpsPerSec: opsPerSec, ranks: (loads as unknown[]).length })}\n`,
   );
 } finally {
-  await worker.dispose();
-  rmSync(state, { recursive: true, force: true });
+  await worker.stop();
 }
