@@ -1,4 +1,4 @@
-import type { BatchReply } from "./replicator";
+import type { BatchReply } from "./types";
 import type { ReplicaBatchHeader } from "./types";
 
 /** What a receiver remembers of one origin's stream: its incarnation and the last sequence applied. */

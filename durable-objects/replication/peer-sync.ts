@@ -5,7 +5,9 @@ import { ReplicationCounters } from "../metrics-counters";
 import { decodeBatch, encodeBatchFromEncoded, encodeEvent } from "./event-codec";
 import { Inbox } from "./inbox";
 import type { ReplicatedStore } from "./replicated-store";
-import { type BatchReply, type PeerStatus, Replicator } from "./replicator";
+import type { PeerStatus } from "../metrics-types";
+import { Replicator } from "./replicator";
+import type { BatchReply } from "./types";
 import { snapshotEvents } from "./snapshot";
 import type { SqlReplicaStore } from "./sql-replica-store";
 

@@ -5,7 +5,7 @@ import type { RecordKind, ReplicaRecords } from "../core/replica-records";
 import { storeName } from "../identity";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import type { StreamPosition } from "./inbox";
-import type { EventLog } from "./replicator";
+import type { EventLog } from "./types";
 
 /**
  * SQLite side of replication: the outbox (this replica's events, encoded once, kept until every

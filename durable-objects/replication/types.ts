@@ -19,3 +19,48 @@ export interface ReplicaBatchHeader {
 export interface ReplicaBatch extends ReplicaBatchHeader {
   events: ReplicaEvent[];
 }
+
+/** A batch on the wire (encoded by `event-codec.ts`), its events as log entries. */
+export interface OutgoingBatch<E> extends ReplicaBatchHeader {
+  events: E[];
+}
+
+/** A receiver's answer: the highest sequence number of this origin it has applied. */
+export interface BatchReply {
+  status: "ok" | "gap";
+  applied: number;
+}
+
+/** The durable log of this replica's events, oldest first. */
+export interface EventLog<E> {
+  append(seq: number, entry: E, at: number): void;
+  /** Up to `max` entries with sequence numbers after `afterSeq`, in order. */
+  read(afterSeq: number, max: number): { seq: number; entry: E }[];
+  /** Drops entries with sequence numbers up to `seq`. */
+  trim(seq: number): void;
+  /** When the entry `seq` was appended, epoch ms, if it is still held. */
+  appendedAt(seq: number): number | undefined;
+  /** Sequence number of the oldest entry held, or `last + 1` when none is. */
+  oldest(): number;
+}
+
+export interface ReplicatorOptions<E> {
+  origin: string;
+  /** Changes when the replica's storage starts over, so peers never mistake its sequence numbers. */
+  incarnation: string;
+  peers: string[];
+  log: EventLog<E>;
+  /** Encodes a snapshot event as a log entry. */
+  encode: (event: ReplicaEvent) => E;
+  /** Source of this replica's whole state as events, for a snapshot resync. */
+  snapshot: () => Iterator<ReplicaEvent>;
+  /** Delay from the first queued event to its shipping, ms (`REPLICA_FLUSH_MS`). */
+  flushMs: number;
+  maxBatch?: number;
+  /** Unacknowledged events a peer may fall behind by before it is resynced by snapshot. */
+  maxBacklog?: number;
+  /** Random source in [0, 1) for backoff jitter. */
+  random?: () => number;
+  /** Highest sequence number already used (restored from storage). */
+  lastSeq?: number;
+}

@@ -8,12 +8,8 @@ import {
   encodeEvent,
 } from "../../durable-objects/replication/event-codec";
 import { Inbox } from "../../durable-objects/replication/inbox";
-import {
-  type BatchReply,
-  type EventLog,
-  type OutgoingBatch,
-  Replicator,
-} from "../../durable-objects/replication/replicator";
+import { Replicator } from "../../durable-objects/replication/replicator";
+import type { BatchReply, EventLog, OutgoingBatch } from "../../durable-objects/replication/types";
 import { snapshotEvents } from "../../durable-objects/replication/snapshot";
 
 /**
