@@ -5,6 +5,7 @@ import type { RecordKind, ReplicaRecords } from "../core/replica-records";
 import { storeName } from "../identity";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import type { StreamPosition } from "./inbox";
+import { OutboxTail } from "./outbox-tail";
 import type { EventLog } from "./types";
 
 /**
@@ -45,6 +46,8 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
   private ready = false;
   /** The incarnation to persist with the first outbox row, when none is stored yet. */
   private unsavedIncarnation: string | null = null;
+  /** The newest outbox entries in memory too, so shipping them reads nothing back. */
+  private readonly tail = new OutboxTail();
 
   /** @param name the object's name, stored with the schema (see `identity.ts`). */
   constructor(
@@ -84,10 +87,13 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
       this.unsavedIncarnation = null;
     }
     this.sql.exec("INSERT INTO outbox (seq, event, at) VALUES (?, ?, ?)", seq, bytesOf(entry), at);
+    this.tail.push(seq, entry, at);
   }
 
   read(afterSeq: number, max: number): { seq: number; entry: Uint8Array }[] {
     if (!this.ready) return [];
+    const recent = this.tail.read(afterSeq, max);
+    if (recent !== null) return recent;
     return this.sql
       .exec<{ seq: number; event: ArrayBuffer }>(
         "SELECT seq, event FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
@@ -100,11 +106,14 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
 
   trim(seq: number): void {
     if (!this.ready) return;
+    this.tail.trim(seq);
     this.sql.exec("DELETE FROM outbox WHERE seq <= ? AND seq < (SELECT max(seq) FROM outbox)", seq);
   }
 
   appendedAt(seq: number): number | undefined {
     if (!this.ready) return undefined;
+    const recent = this.tail.appendedAt(seq);
+    if (recent !== null) return recent;
     const row = this.sql.exec("SELECT at FROM outbox WHERE seq = ?", seq).toArray()[0];
     return row ? Number(row.at) : undefined;
   }
