@@ -2,33 +2,43 @@
  * Finds the *owner* position of a block hash value: one live position per distinct value. Linear
  * probing over one Int32Array of (position + 1, 32-bit hash) pairs: a lookup of an absent value (the
  * usual case: a fresh request's own blocks) reads one cache line, and only a matching hash sends it
- * to the pool to compare the value itself. Deletion shifts the following entries back (no
- * tombstones), finding their home slots from the stored hash without touching the pool, so the table
- * neither degrades with churn nor costs a cache miss per entry moved. The hash is seeded per trie so
- * colliding values cannot be crafted offline.
+ * to the pool to compare the value itself. The hash is seeded per trie so colliding values cannot be
+ * crafted offline.
+ *
+ * The table is *ordered* (Amble and Knuth, "Ordered hash tables", 1974): a hash's home slot is its
+ * fraction of 2^32 scaled to the table, which is monotone in the hash, and probe runs never wrap (they
+ * continue into a few spill slots past the last home), so the entries sit in hash order. A lookup
+ * stops at the first larger hash instead of at the end of its run; a deletion shifts back only the
+ * entries displaced past the hole, and stops at the first one at home, instead of walking the rest of
+ * the run and computing every entry's home (what plain linear probing must do, and what churn made
+ * the tracker's most expensive step); an insertion shifts the rest of its run forward one slot, a
+ * loop without hashing or branches to mispredict. There are no tombstones: churn does not degrade it.
  *
  * This table is a large share of a tracker's memory, so it grows by half (between 50% and 75% full)
- * rather than doubling, and maps a hash to its home slot by scaling rather than masking, which allows
- * sizes that are not powers of two.
+ * rather than doubling; scaling rather than masking allows sizes that are not powers of two.
  */
 
-import type { BlockPool } from "./block-pool";
+import { type BlockPool, CHUNK } from "./block-pool";
 
 const NONE = -1;
 /** Grow past this load factor; linear probing stays at a few probes below it. */
 const MAX_LOAD = 0.75;
 const TWO_32 = 2 ** 32;
+/** Slots past the last home where the last runs continue; doubled in the (improbable) case one fills them. */
+const SPILL = 32;
 
 export class ValueIndex {
-  /** Slot `s`: `table[2s]` = owner position + 1 (0: empty), `table[2s + 1]` = its value's hash. */
+  /**
+   * Slot `s`: `table[2s]` = owner position + 1 (0: empty), `table[2s + 1]` = its value's hash. Home
+   * slots are `0 ..< slots`, followed by `spill` more; the last slot stays empty and ends every probe.
+   */
   private table: Int32Array;
   private slots: number;
+  private spill = SPILL;
   /** `slots / 2^32`: a hash's home slot is `hash × scale`, truncated. */
   private scale: number;
   /** Where the warming loads go, so that they are not optimised away. */
   private sink = 0;
-  /** Hashes of the run being claimed or removed. */
-  private scratch = new Int32Array(64);
   private count = 0;
   private limit: number;
 
@@ -38,7 +48,7 @@ export class ValueIndex {
   ) {
     this.slots = Math.max(16, initialSlots);
     this.scale = this.slots / TWO_32;
-    this.table = new Int32Array(this.slots * 2);
+    this.table = new Int32Array((this.slots + this.spill) * 2);
     this.limit = Math.floor(this.slots * MAX_LOAD);
   }
 
@@ -46,71 +56,97 @@ export class ValueIndex {
   find(words: Uint32Array, lo: number, hi: number): number {
     const table = this.table;
     const hash = this.hashOf(lo, hi);
-    for (let s = this.home(hash); ; s = s + 1 === this.slots ? 0 : s + 1) {
+    for (let s = this.home(hash); ; s++) {
       const entry = table[2 * s]!;
       if (entry === 0) return NONE;
-      if (table[2 * s + 1] === hash && words[2 * entry - 2] === lo && words[2 * entry - 1] === hi) {
-        return entry - 1;
-      }
+      const stored = table[2 * s + 1]!;
+      if (stored > hash) return NONE;
+      if (stored === hash && words[2 * entry - 2] === lo && words[2 * entry - 1] === hi) return entry - 1;
     }
   }
 
   /**
    * Claims every position of a run of `length` from `start`, as {@link claim} does one. Positions
    * whose value already has an owner are left out and written to `clashes` as (position, owner)
-   * pairs; returns how many. The run's hashes and home slots are computed first, in a tight loop
-   * whose loads are independent, so the cache misses of the whole run overlap instead of stalling
-   * one by one in the probing loop.
+   * pairs; returns how many.
    */
   claimRun(pool: BlockPool, start: number, length: number, clashes: Int32Array): number {
-    while (this.count + length > this.limit) this.rehash(Math.ceil(this.slots * 1.5));
-    const hashes = this.hashRun(pool, start, length);
-    const table = this.table;
+    while (this.count + length > this.limit) this.rehash(Math.ceil(this.slots * 1.5), this.spill);
+    this.warm(pool, start, length);
     const words = pool.words;
+    const { seed, scale } = this;
+    let table = this.table;
     let found = 0;
+    let added = 0;
     let p = start;
-    for (let k = 0; k < length; k++) {
-      if (k > 0) p = pool.after(p);
-      const hash = hashes[k]!;
-      let s = this.home(hash);
-      let owner = NONE;
-      for (let entry = table[2 * s]!; entry !== 0; entry = table[2 * s]!) {
-        if (
-          table[2 * s + 1] === hash &&
-          words[2 * entry - 2] === words[2 * p] &&
-          words[2 * entry - 1] === words[2 * p + 1]
-        ) {
-          owner = entry - 1;
-          break;
+    for (let k = 0; k < length; ) {
+      for (const stop = runStop(p, k, length); k < stop; k++, p++) {
+        const lo = words[2 * p]!;
+        const hi = words[2 * p + 1]!;
+        const hash = valueHash(lo, hi, seed);
+        let s = homeIn(hash, scale);
+        let entry = table[2 * s]!;
+        while (entry !== 0 && table[2 * s + 1]! < hash) entry = table[2 * ++s]!;
+        let owner = NONE;
+        while (entry !== 0 && table[2 * s + 1] === hash) {
+          if (words[2 * entry - 2] === lo && words[2 * entry - 1] === hi) {
+            owner = entry - 1;
+            break;
+          }
+          entry = table[2 * ++s]!;
         }
-        s = s + 1 === this.slots ? 0 : s + 1;
+        if (owner !== NONE) {
+          clashes[2 * found] = p;
+          clashes[2 * found + 1] = owner;
+          found++;
+          continue;
+        }
+        // `p` goes at `s`, in hash order; the rest of the run moves up one slot.
+        let carry = p + 1;
+        let carryHash = hash;
+        while (entry !== 0) {
+          const stored = table[2 * s + 1]!;
+          table[2 * s] = carry;
+          table[2 * s + 1] = carryHash;
+          carry = entry;
+          carryHash = stored;
+          entry = table[2 * ++s]!;
+        }
+        table[2 * s] = carry;
+        table[2 * s + 1] = carryHash;
+        added++;
+        if (2 * s + 2 === table.length) {
+          this.rehash(this.slots, this.spill * 2);
+          table = this.table;
+        }
       }
-      if (owner === NONE) {
-        table[2 * s] = p + 1;
-        table[2 * s + 1] = hash;
-        this.count++;
-      } else {
-        clashes[2 * found] = p;
-        clashes[2 * found + 1] = owner;
-        found++;
-      }
+      if (k < length) p = pool.after(p - 1);
     }
+    this.count += added;
     return found;
   }
 
   /** Removes every position of a run of `length` from `start`, each the owner of its value. */
   removeRun(pool: BlockPool, start: number, length: number): void {
-    const hashes = this.hashRun(pool, start, length);
+    this.warm(pool, start, length);
+    const words = pool.words;
+    const { table, seed, scale } = this;
     let p = start;
-    for (let k = 0; k < length; k++) {
-      if (k > 0) p = pool.after(p);
-      this.removeAt(this.slotFrom(this.home(hashes[k]!), p));
+    for (let k = 0; k < length; ) {
+      for (const stop = runStop(p, k, length); k < stop; k++, p++) {
+        let s = homeIn(valueHash(words[2 * p]!, words[2 * p + 1]!, seed), scale);
+        while (table[2 * s] !== p + 1) s++;
+        removeAt(table, s, scale);
+      }
+      if (k < length) p = pool.after(p - 1);
     }
+    this.count -= length;
   }
 
   /** Moves ownership of each value of the run of `length` from `from` to the same value's copy in the run from `to`. */
   relocateRun(pool: BlockPool, from: number, to: number, length: number): void {
-    const hashes = this.hashRun(pool, from, length);
+    const words = pool.words;
+    const { table, seed, scale } = this;
     let p = from;
     let q = to;
     for (let k = 0; k < length; k++) {
@@ -118,54 +154,35 @@ export class ValueIndex {
         p = pool.after(p);
         q = pool.after(q);
       }
-      this.table[2 * this.slotFrom(this.home(hashes[k]!), p)] = q + 1;
+      let s = homeIn(valueHash(words[2 * p]!, words[2 * p + 1]!, seed), scale);
+      while (table[2 * s] !== p + 1) s++;
+      table[2 * s] = q + 1;
     }
   }
 
-  /** The run's hashes, in a scratch array; loading each home slot on the way warms the cache. */
-  private hashRun(pool: BlockPool, start: number, length: number): Int32Array {
-    if (this.scratch.length < length)
-      this.scratch = new Int32Array(Math.max(length, 2 * this.scratch.length));
-    const hashes = this.scratch;
+  /**
+   * Loads the home slot of every value of a run before the run is claimed or removed: a loop of
+   * independent loads, so that the cache misses of the whole run are in flight at once instead of
+   * one by one in the probing loop that follows. (Hashing twice costs less than keeping the hashes:
+   * V8 checks and reloads a typed array at every loop iteration that touches it.)
+   */
+  private warm(pool: BlockPool, start: number, length: number): void {
     const words = pool.words;
-    const table = this.table;
+    const { table, seed, scale } = this;
     let sink = this.sink;
     let p = start;
-    for (let k = 0; k < length; k++) {
-      if (k > 0) p = pool.after(p);
-      const hash = this.hashOf(words[2 * p]!, words[2 * p + 1]!);
-      hashes[k] = hash;
-      sink ^= table[2 * this.home(hash)]!;
+    for (let k = 0; k < length; ) {
+      for (const stop = runStop(p, k, length); k < stop; k++, p++) {
+        sink ^= table[2 * homeIn(valueHash(words[2 * p]!, words[2 * p + 1]!, seed), scale)]!;
+      }
+      if (k < length) p = pool.after(p - 1);
     }
     this.sink = sink;
-    return hashes;
   }
 
   /** Removes owner `p`. */
   remove(words: Uint32Array, p: number): void {
-    this.removeAt(this.slotOf(words, p));
-  }
-
-  /** Empties slot `s`, shifting later entries of its probe run back into the hole when their home allows. */
-  private removeAt(slot: number): void {
-    const table = this.table;
-    const slots = this.slots;
-    let s = slot;
-    for (
-      let next = s + 1 === slots ? 0 : s + 1;
-      table[2 * next] !== 0;
-      next = next + 1 === slots ? 0 : next + 1
-    ) {
-      const home = this.home(table[2 * next + 1]!);
-      const fromHome = next >= home ? next - home : next - home + slots;
-      const fromHole = next >= s ? next - s : next - s + slots;
-      if (fromHome >= fromHole) {
-        table[2 * s] = table[2 * next]!;
-        table[2 * s + 1] = table[2 * next + 1]!;
-        s = next;
-      }
-    }
-    table[2 * s] = 0;
+    removeAt(this.table, this.slotOf(words, p), this.scale);
     this.count--;
   }
 
@@ -181,40 +198,94 @@ export class ValueIndex {
 
   /** The slot holding owner `p`, probing from slot `s`. */
   private slotFrom(s: number, p: number): number {
+    const table = this.table;
     let slot = s;
-    while (this.table[2 * slot] !== p + 1) slot = slot + 1 === this.slots ? 0 : slot + 1;
+    while (table[2 * slot] !== p + 1) slot++;
     return slot;
   }
 
-  private place(p: number, hash: number): void {
-    const table = this.table;
-    let s = this.home(hash);
-    while (table[2 * s] !== 0) s = s + 1 === this.slots ? 0 : s + 1;
-    table[2 * s] = p + 1;
-    table[2 * s + 1] = hash;
-  }
-
-  private rehash(slots: number): void {
+  /**
+   * Rebuilds the table with `slots` homes and `spill` slots past them. The old entries are already in
+   * hash order, so each goes to its home or just after the previous one: no probing.
+   */
+  private rehash(slots: number, spill: number): void {
     const old = this.table;
-    this.table = new Int32Array(slots * 2);
-    this.slots = slots;
-    this.scale = slots / TWO_32;
-    this.limit = Math.floor(slots * MAX_LOAD);
-    for (let s = 0; s < old.length; s += 2) {
-      if (old[s] !== 0) this.place(old[s]! - 1, old[s + 1]!);
+    const scale = slots / TWO_32;
+    for (let room = spill; ; room *= 2) {
+      const table = new Int32Array((slots + room) * 2);
+      let next = 0;
+      let s = 0;
+      for (; s < old.length; s += 2) {
+        if (old[s] === 0) continue;
+        const at = Math.max(next, homeIn(old[s + 1]!, scale));
+        // The last slot must stay empty: it ends every probe.
+        if (2 * at + 2 === table.length) break;
+        table[2 * at] = old[s]!;
+        table[2 * at + 1] = old[s + 1]!;
+        next = at + 1;
+      }
+      if (s < old.length) continue;
+      this.table = table;
+      this.slots = slots;
+      this.spill = room;
+      this.scale = scale;
+      this.limit = Math.floor(slots * MAX_LOAD);
+      return;
     }
   }
 
-  /** The hash's home slot: its fraction of 2^32 scaled to the table (exact enough, and deterministic). */
   private home(hash: number): number {
-    return ((hash >>> 0) * this.scale) >>> 0;
+    return homeIn(hash, this.scale);
   }
 
-  /** Seeded mix of both halves, so structured hashes spread and crafted collisions cannot be precomputed. */
   private hashOf(lo: number, hi: number): number {
-    let h = Math.imul(lo ^ Math.imul(hi ^ this.seed, 0x9e3779b1), 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    return h ^ (h >>> 16);
+    return valueHash(lo, hi, this.seed);
   }
+}
+
+/**
+ * Seeded mix of a value's two halves, so structured hashes spread and crafted collisions cannot be
+ * precomputed. Compared as signed 32-bit integers, which is the order `homeIn` keeps.
+ */
+export function valueHash(lo: number, hi: number, seed: number): number {
+  let h = Math.imul(lo ^ Math.imul(hi ^ seed, 0x9e3779b1), 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/**
+ * Where the positions of a run in the chunk of `p` end, as a count of the run's positions: the loops
+ * over a run step through a chunk's positions one by one, and follow the chain between chunks.
+ */
+function runStop(p: number, k: number, length: number): number {
+  return Math.min(length, k + CHUNK - (p & (CHUNK - 1)));
+}
+
+/**
+ * Empties slot `slot` of `table`, shifting back the following entries whose home is at or before the
+ * hole. Homes only grow along a run, so the first entry homed past the hole ends the shift: it and
+ * all after it are found from homes beyond the hole.
+ */
+function removeAt(table: Int32Array, slot: number, scale: number): void {
+  let hole = slot;
+  for (let next = hole + 1; ; next++) {
+    const entry = table[2 * next]!;
+    if (entry === 0) break;
+    const hash = table[2 * next + 1]!;
+    if (homeIn(hash, scale) > hole) break;
+    table[2 * hole] = entry;
+    table[2 * hole + 1] = hash;
+    hole = next;
+  }
+  table[2 * hole] = 0;
+}
+
+/**
+ * A hash's home slot: its offset from the smallest signed 32-bit value, as a fraction of 2^32, scaled
+ * to the table (`scale` = slots / 2^32). Non-decreasing in the signed hash, which keeps the table in
+ * hash order; exact enough, and deterministic.
+ */
+function homeIn(hash: number, scale: number): number {
+  return (((hash ^ -0x80000000) >>> 0) * scale) >>> 0;
 }
