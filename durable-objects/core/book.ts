@@ -25,6 +25,14 @@ export class Book {
   private nextRankId = 0;
   private depths = new Int32Array(16);
   private liveBlocksValue = 0;
+  /**
+   * A prompt copied here is read as u32 words through one lasting view: a view of each caller's own
+   * array would be a typed array allocated per call, which costs V8 more than the copy.
+   */
+  private prompt = new BigUint64Array(64);
+  private promptWords = new Uint32Array(this.prompt.buffer);
+  /** The worker `slotOf` found last: an add looks its rank up twice (admission, then booking). */
+  private lastWorker: WorkerEntry | undefined;
 
   /** The tracker's block size, fixed by its first worker; undefined while it has none. */
   get blockSize(): number | undefined {
@@ -41,8 +49,12 @@ export class Book {
   }
 
   slotOf(workerId: bigint, dpRank: number): RankSlot | undefined {
-    const worker = this.workers.get(workerId);
-    if (!worker) return undefined;
+    let worker = this.lastWorker;
+    if (worker?.workerId !== workerId) {
+      worker = this.workers.get(workerId);
+      if (!worker) return undefined;
+      this.lastWorker = worker;
+    }
     return worker.slots[dpRank - worker.dpStart];
   }
 
@@ -76,6 +88,7 @@ export class Book {
     for (const slot of entry.slots) this.freeRankIds.push(slot.id);
     this.rankCountValue -= entry.dpSize;
     this.workers.delete(entry.workerId);
+    if (this.lastWorker === entry) this.lastWorker = undefined;
     this.sorted = null;
     if (this.workers.size === 0) this.clear();
     return dropped;
@@ -88,7 +101,7 @@ export class Book {
    */
   insertRequest(booking: Booking, key: EventKey, startedAt: number, deadline: number, prefillDone = false) {
     const slot = this.slotOf(booking.workerId, booking.dpRank)!;
-    const leaf = this.trie.insert(wordsOf(booking.hashes), slot.id);
+    const leaf = this.trie.insert(this.wordsOf(booking.hashes), slot.id, booking.hashes.length);
     const req = new LiveRequest(
       booking.requestId,
       slot,
@@ -154,7 +167,7 @@ export class Book {
   potentialLoads(hashes: BigUint64Array, newIslTokens: number, now: number): PotentialLoad[] {
     const depths = this.depths;
     depths.fill(0);
-    this.trie.overlapDepths(wordsOf(hashes), depths);
+    this.trie.overlapDepths(this.wordsOf(hashes), depths, hashes.length);
     const queryBlocks = hashes.length;
     return this.sortedSlots().map((slot) => ({
       workerId: slot.workerId,
@@ -174,9 +187,20 @@ export class Book {
     return this.sorted;
   }
 
+  /** `hashes` as little-endian u32 pairs, in a buffer that the next call reuses. */
+  private wordsOf(hashes: BigUint64Array): Uint32Array {
+    if (hashes.length > this.prompt.length) {
+      this.prompt = new BigUint64Array(Math.max(hashes.length, 2 * this.prompt.length));
+      this.promptWords = new Uint32Array(this.prompt.buffer);
+    }
+    this.prompt.set(hashes);
+    return this.promptWords;
+  }
+
   /** Empties the book (the tracker lost its last worker). */
   clear(): void {
     this.workers.clear();
+    this.lastWorker = undefined;
     this.requests.clear();
     this.liveBlocksValue = 0;
     this.trie.clear();
@@ -187,11 +211,6 @@ export class Book {
     this.nextRankId = 0;
     this.blockSizeValue = undefined;
   }
-}
-
-/** The u64 hashes as little-endian u32 pairs, without copying. */
-export function wordsOf(hashes: BigUint64Array): Uint32Array {
-  return new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length * 2);
 }
 
 function compareBigint(a: bigint, b: bigint): number {

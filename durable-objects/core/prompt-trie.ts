@@ -19,7 +19,7 @@
  * so every step stays O(1) expected per block however often a value repeats. Segments are split where
  * prompts diverge and never merged back: a path keeps at most one segment per block.
  */
-import { BlockPool } from "./block-pool";
+import { BlockPool, CHUNK } from "./block-pool";
 import { RankCover } from "./rank-cover";
 import { SegmentCoverage } from "./segment-coverage";
 import { splitSegment, type TrieParts } from "./segment-split";
@@ -76,24 +76,24 @@ export class PromptTrie {
   }
 
   /**
-   * Adds a live prompt on `rank`; `words` holds its hashes as little-endian u32 pairs.
+   * Adds a live prompt on `rank`; `words` holds its `length` hashes as little-endian u32 pairs (the
+   * whole array unless said otherwise: a caller may pass a reused buffer).
    * @returns the segment where the prompt ends (the root for an empty prompt), which {@link remove}
    *   takes back. A later split keeps that id on the part that ends where the prompt ends.
    */
-  insert(words: Uint32Array, rank: number): number {
+  insert(words: Uint32Array, rank: number, length = words.length >> 1): number {
     this.coverage.ensureRank(rank);
-    const length = words.length >> 1;
     let seg = ROOT;
     let i = 0;
     while (i < length) {
       const child = this.segments.find(seg, words[2 * i]!, words[2 * i + 1]!);
-      if (child === NONE) return this.coverNew(seg, words, i, rank);
-      const matched = this.match(child, words, i);
+      if (child === NONE) return this.coverNew(seg, words, i, length, rank);
+      const matched = this.match(child, words, i, length);
       i += matched;
       if (matched < this.segments.data[child * STRIDE + LEN]!) {
         const head = splitSegment(this.parts, child, matched);
         this.coverage.cover(head, rank);
-        return i === length ? head : this.coverNew(head, words, i, rank);
+        return i === length ? head : this.coverNew(head, words, i, length, rank);
       }
       this.coverage.cover(child, rank);
       seg = child;
@@ -142,16 +142,15 @@ export class PromptTrie {
    * ranks as the one below it has the same ranks and is skipped without listing them: the work is the
    * query's length plus the ranks reported, not their product.
    */
-  overlapDepths(words: Uint32Array, depths: Int32Array): void {
+  overlapDepths(words: Uint32Array, depths: Int32Array, length = words.length >> 1): void {
     const d = this.segments.data;
-    const length = words.length >> 1;
     let steps = 0;
     let seg = ROOT;
     let i = 0;
     while (i < length) {
       const child = this.segments.find(seg, words[2 * i]!, words[2 * i + 1]!);
       if (child === NONE) break;
-      const matched = this.match(child, words, i);
+      const matched = this.match(child, words, i, length);
       i += matched;
       if (2 * steps + 2 > this.path.length) this.growPath();
       this.path[2 * steps] = child;
@@ -201,26 +200,30 @@ export class PromptTrie {
     this.coverage = new SegmentCoverage(segments, ranks, groups);
   }
 
-  /** How many blocks of `seg`, from its first, equal the query's from block `i` (≥ 1: the first matched by key). */
-  private match(seg: number, words: Uint32Array, i: number): number {
-    const len = this.segments.data[seg * STRIDE + LEN]!;
-    const limit = Math.min(len, (words.length >> 1) - i);
+  /**
+   * How many blocks of `seg`, from its first, equal the query's (of `length` blocks) from block `i`
+   * (≥ 1: the first matched by key). Compares a chunk's positions in a plain loop and follows the
+   * chain between chunks, rather than asking the pool for every next position.
+   */
+  private match(seg: number, words: Uint32Array, i: number, length: number): number {
+    const limit = Math.min(this.segments.data[seg * STRIDE + LEN]!, length - i);
     const pool = this.pool;
     const w = pool.words;
     let p = this.segments.data[seg * STRIDE + START]!;
-    let k = 1;
+    let k = 0;
     while (k < limit) {
-      p = pool.after(p);
-      const j = 2 * (i + k);
-      if (w[2 * p] !== words[j] || w[2 * p + 1] !== words[j + 1]) break;
-      k++;
+      const stop = Math.min(limit, k + CHUNK - (p & (CHUNK - 1)));
+      for (let j = 2 * (i + k); k < stop; k++, p++, j += 2) {
+        if (w[2 * p] !== words[j] || w[2 * p + 1] !== words[j + 1]) return k;
+      }
+      if (k < limit) p = pool.after(p - 1);
     }
     return k;
   }
 
-  /** A new segment under `parent` holding the query's blocks from `from` on, covered by `rank`. */
-  private coverNew(parent: number, words: Uint32Array, from: number, rank: number): number {
-    const length = (words.length >> 1) - from;
+  /** A new segment under `parent` holding the query's blocks from `from` to `end`, covered by `rank`. */
+  private coverNew(parent: number, words: Uint32Array, from: number, end: number, rank: number): number {
+    const length = end - from;
     const seg = this.segments.allocate();
     const start = this.pool.allocate(length, seg);
     const d = this.segments.data;
@@ -238,10 +241,13 @@ export class PromptTrie {
     const pool = this.pool;
     const w = pool.words;
     let p = start;
-    for (let k = 0; k < length; k++) {
-      if (k > 0) p = pool.after(p);
-      w[2 * p] = words[2 * (from + k)]!;
-      w[2 * p + 1] = words[2 * (from + k) + 1]!;
+    let j = 2 * from;
+    for (let k = 0; k < length; ) {
+      for (const stop = Math.min(length, k + CHUNK - (p & (CHUNK - 1))); k < stop; k++, p++, j += 2) {
+        w[2 * p] = words[j]!;
+        w[2 * p + 1] = words[j + 1]!;
+      }
+      if (k < length) p = pool.after(p - 1);
     }
     this.groups.placeRun(start, length, seg);
     this.coverage.cover(seg, rank);
