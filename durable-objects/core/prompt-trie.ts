@@ -88,6 +88,7 @@ export class PromptTrie {
     while (i < length) {
       const child = this.segments.find(seg, words[2 * i]!, words[2 * i + 1]!);
       if (child === NONE) return this.coverNew(seg, words, i, length, rank);
+      this.warmNext(child, words, i, length);
       const matched = this.match(child, words, i, length);
       i += matched;
       if (matched < this.segments.data[child * STRIDE + LEN]!) {
@@ -150,6 +151,7 @@ export class PromptTrie {
     while (i < length) {
       const child = this.segments.find(seg, words[2 * i]!, words[2 * i + 1]!);
       if (child === NONE) break;
+      this.warmNext(child, words, i, length);
       const matched = this.match(child, words, i, length);
       i += matched;
       if (2 * steps + 2 > this.path.length) this.growPath();
@@ -198,6 +200,15 @@ export class PromptTrie {
     this.ranks = ranks;
     this.groups = groups;
     this.coverage = new SegmentCoverage(segments, ranks, groups);
+  }
+
+  /**
+   * Before matching `seg` from block `i`, starts the lookup that follows if the whole segment
+   * matches, so that its cache misses overlap with the match's own.
+   */
+  private warmNext(seg: number, words: Uint32Array, i: number, length: number): void {
+    const end = i + this.segments.data[seg * STRIDE + LEN]!;
+    if (end < length) this.segments.warm(seg, words[2 * end]!, words[2 * end + 1]!);
   }
 
   /**

@@ -43,6 +43,8 @@ export class SegmentTable {
   private freeHead = NONE;
   private buckets = new Int32Array(64).fill(NONE);
   private linked = 0;
+  /** Where {@link warm}'s loads go, so that they are not optimised away. */
+  private sink = 0;
 
   constructor(
     private readonly seed: number,
@@ -90,6 +92,18 @@ export class SegmentTable {
       }
     }
     return NONE;
+  }
+
+  /**
+   * Starts the loads of `find(parent, lo, hi)` (its bucket, and the first segment there) without
+   * waiting for them, for a trie walk that knows its next lookup before it is done with the current
+   * segment: in a large trie each is a cache miss, and they then overlap with the walk's own.
+   */
+  warm(parent: number, lo: number, hi: number): void {
+    const d = this.data;
+    if (d[parent * STRIDE + CHILDREN] === 0) return;
+    const s = this.buckets[this.bucketOf(parent, lo | 0, hi | 0)]!;
+    if (s !== NONE) this.sink ^= d[s * STRIDE + FIRST_LO]!;
   }
 
   /** Enters `seg` in the child index under its (PARENT, FIRST_LO, FIRST_HI). */
