@@ -113,7 +113,8 @@ function place(tracker: Tracker, event: AddEvent): void {
   // A completion newer than the add completes it, and from now on travels with the booking.
   const mark = records.marks.get(event.requestId);
   if (mark) records.clearMark(event.requestId);
-  tracker.bookRequest(event, mark && isNewer(mark, event) ? mark : undefined);
+  const prefillKey = mark && isNewer(mark, event) ? mark : undefined;
+  tracker.bookRequest(event, event, event.startedAt, event.deadline, prefillKey);
 }
 
 function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free" }>): void {

@@ -9,7 +9,7 @@ import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./clock";
 import { DepartureLog } from "./departure-log";
-import type { AddEvent, BindEvent, ReplicaEvent } from "./events";
+import type { BindEvent, ReplicaEvent } from "./events";
 import type { LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
 import { ReplicaRecords } from "./replica-records";
@@ -204,20 +204,24 @@ export abstract class TrackerState {
     return dropped;
   }
 
-  /** Books a request (admission already decided) and persists it. */
-  bookRequest(event: AddEvent, prefillKey?: EventKey): LiveRequest {
-    const req = this.book.insertRequest(
-      event,
-      event,
-      event.startedAt,
-      event.deadline,
-      prefillKey !== undefined,
-    );
+  /**
+   * Books a request (admission already decided) and persists it.
+   * @param key the add's key; `startedAt` and `deadline` as an add event carries them.
+   * @param prefillKey the key of a completion that reached this replica before the add.
+   */
+  bookRequest(
+    booking: Booking,
+    key: EventKey,
+    startedAt: number,
+    deadline: number,
+    prefillKey?: EventKey,
+  ): LiveRequest {
+    const req = this.book.insertRequest(booking, key, startedAt, deadline, prefillKey !== undefined);
     if (prefillKey) {
       req.prefillTs = prefillKey.ts;
       req.prefillOrigin = prefillKey.origin;
     }
-    this.store.requestAdded(req, event);
+    this.store.requestAdded(req, booking);
     return req;
   }
 

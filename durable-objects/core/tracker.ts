@@ -109,6 +109,13 @@ export class Tracker extends TrackerState {
       );
     }
     const key = this.stamp(now);
+    const deadline = now + this.expiryMs;
+    if (!this.replicated) {
+      // Nothing ships or remembers this add, so it needs no event: one object of 13 fields fewer
+      // per add (V8 keeps it on the heap), a third of what a lifecycle cycle allocated.
+      this.bookRequest(input, key, now, deadline);
+      return OK;
+    }
     // Spelled out: a spread of the key and then of `input` takes V8's generic runtime path, about
     // 15 µs an event on the benchmark machine, more than the rest of an add (`npm run bench`).
     const event: AddEvent = {
@@ -123,16 +130,14 @@ export class Tracker extends TrackerState {
       expectedOutputTokens: input.expectedOutputTokens,
       expectedPrefillDurationMs: input.expectedPrefillDurationMs,
       startedAt: now,
-      deadline: now + this.expiryMs,
+      deadline,
     };
-    this.bookRequest(event);
-    if (this.replicated) {
-      // Older records of this id lose to this add; its own key lives with the booking until it leaves.
-      this.records.clearFreed(input.requestId);
-      this.records.clearMark(input.requestId);
-      this.records.clearOrphan(input.requestId);
-      this.departures?.record(event, now);
-    }
+    this.bookRequest(event, event, now, deadline);
+    // Older records of this id lose to this add; its own key lives with the booking until it leaves.
+    this.records.clearFreed(input.requestId);
+    this.records.clearMark(input.requestId);
+    this.records.clearOrphan(input.requestId);
+    this.departures?.record(event, now);
     this.emit(event);
     return OK;
   }
@@ -146,9 +151,11 @@ export class Tracker extends TrackerState {
     if (req.inPrefill) {
       const key = this.stamp(now);
       this.completePrefill(req, now, key);
-      const event = { ts: key.ts, origin: key.origin, type: "prefill_complete" as const, requestId };
-      this.departures?.record(event, now);
-      this.emit(event);
+      if (this.replicated) {
+        const event = { ts: key.ts, origin: key.origin, type: "prefill_complete" as const, requestId };
+        this.departures?.record(event, now);
+        this.emit(event);
+      }
     }
     return OK;
   }
