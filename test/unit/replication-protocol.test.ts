@@ -84,18 +84,23 @@ it("duplicated, retransmitted and replayed batches are applied at most once", ()
   expect(seen.live).toBe(2);
 });
 
-it("a page of a snapshot that was started over does not complete the resync that replaced it", () => {
-  const event: ReplicaEvent = { ts: 1, origin: "a", type: "unregister", workerId: 9n };
-  const replicator = new Replicator({
+/** A sender `a` with one peer `b`, whose snapshot is one unregistration. */
+const UNREGISTER: ReplicaEvent = { ts: 1, origin: "a", type: "unregister", workerId: 9n };
+function senderToB(options: { flushMs: number; maxBacklog?: number; maxBatch?: number }) {
+  return new Replicator({
     origin: "a",
     incarnation: "a-1",
     peers: ["b"],
     log: new MemoryLog(),
     encode: encodeEvent,
-    snapshot: () => [event].values(),
-    flushMs: 0,
-    maxBacklog: 2,
+    snapshot: () => [UNREGISTER].values(),
+    ...options,
   });
+}
+
+it("a page of a snapshot that was started over does not complete the resync that replaced it", () => {
+  const event = UNREGISTER;
+  const replicator = senderToB({ flushMs: 0, maxBacklog: 2 });
   for (let i = 0; i < 3; i++) replicator.append(encodeEvent(event), T0);
   const old = replicator.takeBatch("b", T0)!;
   expect(old).toMatchObject({ kind: "snapshot", final: true, upTo: 3 });
@@ -110,17 +115,8 @@ it("a page of a snapshot that was started over does not complete the resync that
 });
 
 it("events still owed after an answer are due REPLICA_FLUSH_MS after they were queued, not after the answer", () => {
-  const event: ReplicaEvent = { ts: 1, origin: "a", type: "unregister", workerId: 9n };
-  const replicator = new Replicator({
-    origin: "a",
-    incarnation: "a-1",
-    peers: ["b"],
-    log: new MemoryLog(),
-    encode: encodeEvent,
-    snapshot: () => [event].values(),
-    flushMs: 10,
-    maxBatch: 2,
-  });
+  const event = UNREGISTER;
+  const replicator = senderToB({ flushMs: 10, maxBatch: 2 });
   for (let i = 0; i < 3; i++) replicator.append(encodeEvent(event), T0);
   expect(replicator.takeBatch("b", T0 + 9)).toBeNull();
   const first = replicator.takeBatch("b", T0 + 10)!;
