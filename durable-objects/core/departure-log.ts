@@ -1,7 +1,7 @@
 import type { Book } from "./book";
 import { compareKeys, physicalMs } from "./clock";
 import type { AddEvent, ReplicaEvent } from "./events";
-import type { LiveRequest } from "./live-request";
+import { bookingOf, type LiveRequest } from "./live-request";
 import { MAX_PREFILL_TIMELINES } from "../limits";
 import { RankDepartures } from "./rank-departures";
 import type { WorkerEntry } from "./rank-slot";
@@ -80,12 +80,12 @@ export class DepartureLog {
     const timeline = this.timelines.get(req.id);
     const add = timeline?.find((e) => e.ts === req.addTs && e.origin === req.origin);
     if (add) this.store.timelineSet?.(add);
-    else this.record(bookingEvent(req), Number.NEGATIVE_INFINITY);
+    else this.record(bookingOf(req, NO_HASHES), Number.NEGATIVE_INFINITY);
   }
 
   /** Enters a booking restored from storage (its row is the requests table's). */
   restoreBooking(req: LiveRequest): void {
-    this.record(bookingEvent(req), Number.NEGATIVE_INFINITY, false);
+    this.record(bookingOf(req, NO_HASHES), Number.NEGATIVE_INFINITY, false);
   }
 
   /** Enters a change restored from storage. */
@@ -213,24 +213,5 @@ function withoutPrompt(e: AddEvent): AddEvent {
   };
   if (e.expectedOutputTokens !== undefined) add.expectedOutputTokens = e.expectedOutputTokens;
   if (e.expectedPrefillDurationMs !== undefined) add.expectedPrefillDurationMs = e.expectedPrefillDurationMs;
-  return add;
-}
-
-/** A booking as the add that made it, without its prompt. */
-function bookingEvent(req: LiveRequest): AddEvent {
-  const add: AddEvent = {
-    ts: req.addTs,
-    origin: req.origin,
-    type: "add",
-    requestId: req.id,
-    workerId: req.slot.workerId,
-    dpRank: req.slot.dpRank,
-    hashes: NO_HASHES,
-    newIslTokens: req.prefillTokens,
-    startedAt: req.startedAt,
-    deadline: req.deadline,
-  };
-  if (req.expectedOutputTokens !== undefined) add.expectedOutputTokens = req.expectedOutputTokens;
-  if (!Number.isNaN(req.prefillDurationMs)) add.expectedPrefillDurationMs = req.prefillDurationMs;
   return add;
 }

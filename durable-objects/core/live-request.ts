@@ -1,3 +1,4 @@
+import type { AddEvent } from "./events";
 import type { PrefillEntry } from "./prefill-queue";
 import type { RankSlot } from "./rank-slot";
 
@@ -35,4 +36,22 @@ export class LiveRequest implements PrefillEntry {
     /** Prompt length in blocks: its share of the tracker's live block budget. */
     readonly blocks: number,
   ) {}
+}
+
+/** A live request as the add that booked it, with `hashes` for its prompt. */
+export function bookingOf(req: LiveRequest, hashes: BigUint64Array): AddEvent {
+  return {
+    type: "add",
+    ts: req.addTs,
+    origin: req.origin,
+    requestId: req.id,
+    workerId: req.slot.workerId,
+    dpRank: req.slot.dpRank,
+    hashes,
+    newIslTokens: req.prefillTokens,
+    expectedOutputTokens: req.expectedOutputTokens,
+    expectedPrefillDurationMs: Number.isNaN(req.prefillDurationMs) ? undefined : req.prefillDurationMs,
+    startedAt: req.startedAt,
+    deadline: req.deadline,
+  };
 }

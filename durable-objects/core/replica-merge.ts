@@ -1,6 +1,6 @@
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
-import type { LiveRequest } from "./live-request";
+import { bookingOf, type LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
 import type { Tracker } from "./tracker";
 
@@ -203,20 +203,7 @@ function setAside(tracker: Tracker, worker: WorkerEntry): AddEvent[] {
 
 /** A live request as the add that booked it. */
 export function addEventOf(tracker: Tracker, req: LiveRequest): AddEvent {
-  return {
-    type: "add",
-    ts: req.addTs,
-    origin: req.origin,
-    requestId: req.id,
-    workerId: req.slot.workerId,
-    dpRank: req.slot.dpRank,
-    hashes: tracker.promptOf(req),
-    newIslTokens: req.prefillTokens,
-    expectedOutputTokens: req.expectedOutputTokens,
-    expectedPrefillDurationMs: Number.isNaN(req.prefillDurationMs) ? undefined : req.prefillDurationMs,
-    startedAt: req.startedAt,
-    deadline: req.deadline,
-  };
+  return bookingOf(req, tracker.promptOf(req));
 }
 
 /**
