@@ -6,7 +6,9 @@ import { storeName } from "./identity";
 import { profileColumns, profileOfRow } from "./sql-worker-profile";
 import { migrateTrackerSchema, TRACKER_SCHEMA, type RequestRow, type WorkerRow } from "./tracker-schema";
 import type { AddInput, RegisterInput } from "./types";
-import { blobToHashes, blobToU64, hashesToBlob, u64ToBlob } from "./u64";
+import { blobToHashes, blobToU64, u64ToBlob } from "./u64";
+import { RequestJournal, replayJournal } from "./request-journal";
+import { COMPLETE_PREFILL, DELETE_REQUEST, MOVE_ANCHOR, requestValues, UPSERT_REQUEST } from "./request-rows";
 
 /**
  * Writes the tracker's changes through to the object's SQLite database. `sql.exec` is synchronous
@@ -20,6 +22,7 @@ export class SqlTrackerStore implements TrackerStore {
   rowsWritten = 0;
   private schemaReady: boolean;
   private seq = 0;
+  private readonly journal = new RequestJournal((query, ...bindings) => this.exec(query, ...bindings));
 
   /**
    * @param name the object's name, stored with the schema (see `identity.ts`).
@@ -35,6 +38,7 @@ export class SqlTrackerStore implements TrackerStore {
   /** Rebuilds `tracker` from the database, requests in their add order. */
   hydrate(tracker: Tracker): void {
     if (!this.schemaReady) return;
+    replayJournal(this.sql, (query, ...bindings) => this.exec(query, ...bindings));
     for (const row of this.sql.exec<WorkerRow>("SELECT * FROM workers")) {
       tracker.restoreWorker(
         {
@@ -85,53 +89,57 @@ export class SqlTrackerStore implements TrackerStore {
   }
 
   workerRemoved(workerId: bigint): void {
+    // The worker's journaled requests go to the table first, so that one delete removes them all.
+    this.journal.fold();
     const id = u64ToBlob(workerId);
     this.exec("DELETE FROM requests WHERE worker_id = ?", id);
     this.exec("DELETE FROM workers WHERE worker_id = ?", id);
   }
 
   requestAdded(req: LiveRequest, input: AddInput): void {
-    this.exec(
-      `INSERT INTO requests (request_id, seq, worker_id, dp_rank, hashes, new_isl_tokens, started_at,
-         prefill_done, expected_output_tokens, prefill_duration_ms, add_ts, origin, deadline, prefill_ts,
-         prefill_origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      req.id,
-      ++this.seq,
-      u64ToBlob(req.slot.workerId),
-      req.slot.dpRank,
-      hashesToBlob(input.hashes),
-      req.prefillTokens,
-      req.startedAt,
-      // A replicated booking can arrive with its prefill already completed elsewhere.
-      req.inPrefill || req.prefillTokens === 0 ? 0 : 1,
-      req.expectedOutputTokens ?? null,
-      Number.isNaN(req.prefillDurationMs) ? null : req.prefillDurationMs,
-      req.addTs,
-      req.origin,
-      req.deadline,
-      Number.isNaN(req.prefillTs) ? null : req.prefillTs,
-      Number.isNaN(req.prefillTs) ? null : req.prefillOrigin,
-    );
+    const row = requestValues(req, input, ++this.seq);
+    if (this.journal.takes(req.id)) this.journal.put(row);
+    else this.exec(UPSERT_REQUEST, ...row);
+    this.foldIfDue();
   }
 
   prefillCompleted(req: LiveRequest): void {
-    this.exec(
-      "UPDATE requests SET prefill_done = 1, prefill_ts = ?, prefill_origin = ? WHERE request_id = ?",
-      req.prefillTs,
-      req.prefillOrigin,
-      req.id,
-    );
+    if (this.journal.takes(req.id)) this.journal.prefillCompleted(req.id, req.prefillTs, req.prefillOrigin);
+    else this.exec(COMPLETE_PREFILL, req.prefillTs, req.prefillOrigin, req.id);
+    this.foldIfDue();
   }
 
   anchorMoved(req: LiveRequest, at: number): void {
-    this.exec("UPDATE requests SET anchor_at = ? WHERE request_id = ?", at, req.id);
+    if (this.journal.takes(req.id)) this.journal.anchorMoved(req.id, at);
+    else this.exec(MOVE_ANCHOR, at, req.id);
+    this.foldIfDue();
   }
 
   requestRemoved(req: LiveRequest): void {
-    this.exec("DELETE FROM requests WHERE request_id = ?", req.id);
+    if (this.journal.takes(req.id)) this.journal.removed(req.id);
+    else this.exec(DELETE_REQUEST, req.id);
+    this.foldIfDue();
+  }
+
+  /**
+   * Runs `fn` (a call that changes many requests) with its request changes written as one journal
+   * row (`request-journal.ts`), folding the journal afterwards if it is due.
+   */
+  group<T>(fn: () => T): T {
+    try {
+      return this.journal.group(fn);
+    } finally {
+      this.foldIfDue();
+    }
+  }
+
+  /** Folds the journal now, keeping up to `keepBytes` of its newest live requests (tests). */
+  fold(keepBytes = 0): void {
+    this.journal.fold(keepBytes);
   }
 
   trackerDeleted(): void {
+    this.journal.fold();
     this.exec("DELETE FROM requests");
     this.exec("DELETE FROM workers");
   }
@@ -153,6 +161,7 @@ export class SqlTrackerStore implements TrackerStore {
   forgetSchema(): void {
     this.schemaReady = false;
     this.seq = 0;
+    this.journal.forget();
   }
 
   private ensureSchema(): void {
@@ -160,6 +169,10 @@ export class SqlTrackerStore implements TrackerStore {
     this.sql.exec(TRACKER_SCHEMA);
     storeName(this.sql, this.name);
     this.schemaReady = true;
+  }
+
+  private foldIfDue(): void {
+    this.journal.foldIfDue();
   }
 
   private exec(query: string, ...bindings: SqlStorageValue[]): void {

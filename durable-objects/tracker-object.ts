@@ -171,8 +171,10 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   }
 
   async batch(ops: BatchOp[]): Promise<Result<{ results: BatchOpResult[] }>> {
+    // One journal row for the whole call instead of a row per op (`request-journal.ts`).
+    const now = Date.now();
     return this.finish(
-      applyBatch(this.tracker, ops, Date.now(), (op, result) => this.ops.record(op, result)),
+      this.store.group(() => applyBatch(this.tracker, ops, now, (op, result) => this.ops.record(op, result))),
     );
   }
 
@@ -201,7 +203,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   async replicate(batch: Uint8Array): Promise<BatchReply> {
     if (!this.sync) throw new Error(`replica ${this.key.replica} has no peers configured (REPLICAS)`);
     const existed = this.tracker.exists;
-    const reply = this.sync.receive(batch, Date.now());
+    const sync = this.sync;
+    const reply = this.store.group(() => sync.receive(batch, Date.now()));
     if (existed !== this.tracker.exists) await this.updateDirectory(this.tracker.exists);
     return this.finish(reply);
   }

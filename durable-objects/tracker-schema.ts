@@ -2,7 +2,9 @@
  * SQLite layout of a tracker object. One row per worker and one per live request, so an `/add`
  * writes one row; prompts are one BLOB. Requests carry `seq`, their add order, because each rank's
  * prefill FIFO (and so the decay anchor) must come back in that order after a restart.
- * `WITHOUT ROWID` keys the table by request id alone, with no second index to write.
+ * `WITHOUT ROWID` keys the table by request id alone, with no second index to write. `journal`
+ * holds request changes not yet folded into `requests`, one row per call that grouped them
+ * (`request-journal.ts`).
  */
 
 export const TRACKER_SCHEMA = `
@@ -34,6 +36,11 @@ CREATE TABLE IF NOT EXISTS requests (
   prefill_ts REAL,
   prefill_origin TEXT
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal (
+  seq INTEGER PRIMARY KEY,
+  entries TEXT NOT NULL,
+  hashes BLOB
+);
 CREATE TABLE IF NOT EXISTS session_bindings (
   session_id TEXT NOT NULL,
   hop TEXT NOT NULL,

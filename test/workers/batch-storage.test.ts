@@ -1,7 +1,7 @@
 /**
- * What `/batch` stores: the same rows as the same ops sent one by one over the single-op calls,
- * byte for byte where they are bytes, with unusual values in every column; and a tracker written by
- * batches comes back from a reset exactly as it was.
+ * What `/batch` stores: one journal row, which a reset replays into the same rows as the same ops
+ * sent one by one over the single-op calls, byte for byte where they are bytes, with unusual values
+ * in every column; and a tracker written by batches comes back from a reset exactly as it was.
  */
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -74,6 +74,13 @@ async function rowsOf(key: ReturnType<typeof uniqueKey>): Promise<Record<string,
   );
 }
 
+function journalRows(key: ReturnType<typeof uniqueKey>): Promise<number> {
+  return runInDurableObject(
+    trackerStub(key),
+    (_instance, state) => state.storage.sql.exec("SELECT count(*) AS n FROM journal").one().n as number,
+  );
+}
+
 async function registered() {
   const key = uniqueKey("batch-rows");
   const stub = trackerStub(key);
@@ -94,11 +101,8 @@ describe("/batch storage", () => {
     const answer = await batched.stub.batch(OPS);
     expect(answer.ok && answer.results.every((r) => r.status < 300)).toBe(true);
 
-    const rows = await rowsOf(batched.key);
-    expect(rows).toEqual(await rowsOf(single.key));
-    expect(rows.map((row) => row.request_id)).toEqual(["a\u0000b", "𝄞-clef", LONG_ID, 'q"uote\\', "e"]);
-    expect(rows.find((row) => row.request_id === LONG_ID)?.prefill_duration_ms).toBe(12.345);
-
+    // The batch is one journal row; a restart replays it into `requests` before reading them back.
+    expect(await journalRows(batched.key)).toBe(1);
     const query = hashes(1, 2, 3, 4);
     const loads = await batched.stub.listLoads();
     const potential = await batched.stub.potentialLoads(query, 10);
@@ -107,6 +111,12 @@ describe("/batch storage", () => {
     const again = trackerStub(batched.key);
     expect(await again.listLoads()).toEqual(loads);
     expect(await again.potentialLoads(query, 10)).toEqual(potential);
+    expect(await journalRows(batched.key)).toBe(0);
+
+    const rows = await rowsOf(batched.key);
+    expect(rows).toEqual(await rowsOf(single.key));
+    expect(rows.map((row) => row.request_id)).toEqual(["a\u0000b", "𝄞-clef", LONG_ID, 'q"uote\\', "e"]);
+    expect(rows.find((row) => row.request_id === LONG_ID)?.prefill_duration_ms).toBe(12.345);
     // The restored ids are live ones: booking any of them again is refused.
     for (const requestId of rows.map((row) => row.request_id as string)) {
       const duplicate = await again.add({

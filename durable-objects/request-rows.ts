@@ -1,0 +1,64 @@
+/**
+ * A live request as a row of `requests`, and the statements that write one: shared by the direct
+ * writes (`sql-tracker-store.ts`) and the journal's fold and replay (`request-journal.ts`).
+ */
+import type { AddInput } from "./types";
+import type { LiveRequest } from "./core/live-request";
+import { hashesToBlob, u64ToBlob } from "./u64";
+
+const COLUMNS = [
+  "request_id",
+  "seq",
+  "worker_id",
+  "dp_rank",
+  "hashes",
+  "new_isl_tokens",
+  "started_at",
+  "prefill_done",
+  "anchor_at",
+  "expected_output_tokens",
+  "prefill_duration_ms",
+  "add_ts",
+  "origin",
+  "deadline",
+  "prefill_ts",
+  "prefill_origin",
+] as const;
+
+/** Each column's position in {@link RequestValues}. */
+export const REQUEST_COLUMN = Object.fromEntries(COLUMNS.map((name, i) => [name, i])) as {
+  readonly [K in (typeof COLUMNS)[number]]: number;
+};
+
+/** A row's values in column order (`worker_id` and `hashes` as BLOBs). */
+export type RequestValues = SqlStorageValue[];
+
+/** Writes a whole row, replacing the one of the same id if there is one. */
+export const UPSERT_REQUEST = `INSERT OR REPLACE INTO requests (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`;
+export const COMPLETE_PREFILL =
+  "UPDATE requests SET prefill_done = 1, prefill_ts = ?, prefill_origin = ? WHERE request_id = ?";
+export const MOVE_ANCHOR = "UPDATE requests SET anchor_at = ? WHERE request_id = ?";
+export const DELETE_REQUEST = "DELETE FROM requests WHERE request_id = ?";
+
+/** The row of a request just booked, `seq` its place in the add order. */
+export function requestValues(req: LiveRequest, input: AddInput, seq: number): RequestValues {
+  return [
+    req.id,
+    seq,
+    u64ToBlob(req.slot.workerId),
+    req.slot.dpRank,
+    hashesToBlob(input.hashes),
+    req.prefillTokens,
+    req.startedAt,
+    // A replicated booking can arrive with its prefill already completed elsewhere.
+    req.inPrefill || req.prefillTokens === 0 ? 0 : 1,
+    null,
+    req.expectedOutputTokens ?? null,
+    Number.isNaN(req.prefillDurationMs) ? null : req.prefillDurationMs,
+    req.addTs,
+    req.origin,
+    req.deadline,
+    Number.isNaN(req.prefillTs) ? null : req.prefillTs,
+    Number.isNaN(req.prefillTs) ? null : req.prefillOrigin,
+  ];
+}
