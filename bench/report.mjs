@@ -184,6 +184,7 @@ export function printReport({ environment, core, http, rows, replication }, targ
     `/batch lifecycle ops/s: ${fmt(http.batchOpsPerSec)}`,
     "",
     `SQLite rows written per /add: ${fmt(rows.rowsPerAdd, 2)} (per /free: ${fmt(rows.rowsPerFree, 2)}; ${rows.adds} of each, one replica)`,
+    `SQLite rows written per /batch op: ${fmt(rows.rowsPerBatchOp, 3)} (${rows.batchCalls} calls of 256 ops, requests living ${rows.batchLifetimeCalls} calls)`,
     "",
     ...replicationSection(replication),
     table(
