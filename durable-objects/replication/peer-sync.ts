@@ -7,7 +7,7 @@ import { Inbox } from "./inbox";
 import type { ReplicatedStore } from "./replicated-store";
 import type { PeerStatus } from "../metrics-types";
 import { Replicator } from "./replicator";
-import type { BatchReply } from "./types";
+import type { BatchReply, OutgoingBatch } from "./types";
 import { snapshotEvents } from "./snapshot";
 import type { SqlReplicaStore } from "./sql-replica-store";
 
@@ -30,6 +30,11 @@ export interface PeerSyncOptions {
 
 /** Batches one peer may be sent in one alarm run before others get their turn. */
 const MAX_BATCHES_PER_RUN = 16;
+/**
+ * Stream batches in flight to one peer: across regions a round trip takes tens of milliseconds, and
+ * one batch per round trip would cap a peer at 256 events per round trip.
+ */
+const MAX_IN_FLIGHT = 4;
 /** A peer call that has not answered by then counts as failed (a late answer is harmless). */
 const PEER_TIMEOUT_MS = 10_000;
 
@@ -56,6 +61,7 @@ export class PeerSync {
       encode: encodeEvent,
       snapshot: () => snapshotEvents(tracker),
       flushMs: options.flushMs,
+      maxInFlight: MAX_IN_FLIGHT,
       maxBacklog: options.maxBacklog,
     });
     options.store.onEmitted = (event) => {
@@ -109,20 +115,37 @@ export class PeerSync {
     return this.replicator.status(now);
   }
 
+  /**
+   * Ships what is due to `peer`, keeping up to {@link MAX_IN_FLIGHT} batches in flight through one
+   * stub (E-order delivers them in order) and handling the answers in order.
+   */
   private async flushPeer(peer: string): Promise<void> {
-    for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
-      const batch = this.replicator.takeBatch(peer, Date.now());
-      if (!batch) return;
-      const bytes = encodeBatchFromEncoded(batch, batch.events);
+    const sends: { batch: OutgoingBatch<Uint8Array>; reply: Promise<BatchReply> }[] = [];
+    let taken = 0;
+    for (;;) {
+      while (taken < MAX_BATCHES_PER_RUN) {
+        const batch = this.replicator.takeBatch(peer, Date.now());
+        if (!batch) break;
+        taken++;
+        const bytes = encodeBatchFromEncoded(batch, batch.events);
+        sends.push({ batch, reply: withTimeout(this.stub(peer).replicate(bytes), PEER_TIMEOUT_MS) });
+      }
+      const next = sends.shift();
+      if (!next) return;
+      const { batch } = next;
       try {
-        const reply = await withTimeout(this.stub(peer).replicate(bytes), PEER_TIMEOUT_MS);
-        this.replicator.acknowledge(peer, batch, reply, Date.now());
-        if (reply.status === "ok") this.counters.sent(peer, batch.events.length);
-        if (reply.status === "ok" && batch.kind === "snapshot" && batch.final) this.counters.resynced(peer);
+        const reply = await next.reply;
+        const current = this.replicator.acknowledge(peer, batch, reply, Date.now());
+        if (current && reply.status === "ok") this.counters.sent(peer, batch.events.length);
+        if (current && reply.status === "ok" && batch.kind === "snapshot" && batch.final) {
+          this.counters.resynced(peer);
+        }
       } catch (error) {
         this.stubs.delete(peer);
-        this.replicator.failed(peer, Date.now(), isOverloaded(error));
+        this.replicator.failed(peer, batch, Date.now(), isOverloaded(error));
         this.saveCursor(peer);
+        // The failure forgot the batches behind this one; their answers no longer matter.
+        for (const rest of sends) rest.reply.catch(() => {});
         return;
       }
       this.saveCursor(peer);

@@ -8,9 +8,12 @@ import type { BatchReply, EventLog, OutgoingBatch, ReplicatorOptions } from "./t
  * the log); tests drive it over a simulated network. Entries are opaque (`E`): the object ships
  * events it stored already encoded, so nothing is encoded twice.
  *
- * Per peer: events go out in sequence order, at most `maxBatch` per batch and one batch in flight
- * (one stub, used in order: E-order keeps the stream ordered). An acknowledgement advances the
- * peer's cursor; the log keeps what some peer has not acknowledged. A failure backs off
+ * Per peer: events go out in sequence order, at most `maxBatch` per batch and up to `maxInFlight`
+ * batches in flight (one stub, used in order: E-order keeps the stream ordered), so a distant peer
+ * is not held to one batch per round trip. An acknowledgement advances the peer's cursor; a failure
+ * or a gap rewinds what was sent to it, and the batches still in flight behind it are answered as
+ * duplicates or gaps by the receiver, which applies each event at most once and in order. The log
+ * keeps what some peer has not acknowledged. A failure backs off
  * exponentially with full jitter (overload at least a second), never a hot loop. A peer whose
  * backlog passes `maxBacklog`, or who reports a gap the log can no longer fill, is switched to a
  * snapshot resync: it is sent this replica's whole state as events (merging is idempotent, so the
@@ -23,8 +26,16 @@ export type PeerState = PeerStatus["state"];
 interface Peer {
   name: string;
   acked: number;
+  /** Highest sequence number sent in a batch still in flight (at least `acked`). */
+  sent: number;
   state: PeerState;
-  inFlight: boolean;
+  /** Batches sent since the last rewind and not yet answered. */
+  inFlight: number;
+  /**
+   * Rewinds so far (a failure, a gap, a resync): batches sent before the last one are forgotten,
+   * and their late answers ignored (the receiver's later answers cover what they did).
+   */
+  epoch: number;
   failures: number;
   retryAt: number;
   /** When the oldest unshipped event was queued (flush deadline = this + flushMs). */
@@ -41,7 +52,9 @@ export class Replicator<E> {
   readonly incarnation: string;
   private readonly peers = new Map<string, Peer>();
   private readonly log: EventLog<E>;
-  private readonly options: Required<Pick<ReplicatorOptions<E>, "flushMs" | "maxBatch" | "maxBacklog">>;
+  private readonly options: Required<
+    Pick<ReplicatorOptions<E>, "flushMs" | "maxBatch" | "maxInFlight" | "maxBacklog">
+  >;
   private readonly encode: (event: ReplicaEvent) => E;
   private readonly snapshot: () => Iterator<ReplicaEvent>;
   private readonly random: () => number;
@@ -58,14 +71,17 @@ export class Replicator<E> {
     this.options = {
       flushMs: options.flushMs,
       maxBatch: options.maxBatch ?? 256,
+      maxInFlight: options.maxInFlight ?? 1,
       maxBacklog: options.maxBacklog ?? 100_000,
     };
     for (const name of options.peers) {
       this.peers.set(name, {
         name,
         acked: 0,
+        sent: 0,
         state: "ok",
-        inFlight: false,
+        inFlight: 0,
+        epoch: 0,
         failures: 0,
         retryAt: 0,
         queuedSince: null,
@@ -92,6 +108,7 @@ export class Replicator<E> {
     const peer = this.peers.get(name);
     if (!peer) return;
     peer.acked = acked;
+    peer.sent = acked;
     if (resync) peer.state = "resync";
   }
 
@@ -125,25 +142,29 @@ export class Replicator<E> {
     return due;
   }
 
-  /** The next batch for `peer` if one is due at `now` and none is in flight. */
+  /** The next batch for `peer` if one is due at `now` and its window has room. */
   takeBatch(name: string, now: number): OutgoingBatch<E> | null {
     const peer = this.peers.get(name);
     if (!peer) return null;
     const due = this.peerDueAt(peer);
     if (due === null || due > now) return null;
     if (peer.state === "resync") return this.snapshotPage(peer);
-    const entries = this.log.read(peer.acked, this.options.maxBatch);
+    const entries = this.log.read(peer.sent, this.options.maxBatch);
     if (entries.length === 0) {
       peer.queuedSince = null;
       return null;
     }
-    if (entries[0]!.seq !== peer.acked + 1) {
+    if (entries[0]!.seq !== peer.sent + 1) {
       // The log no longer holds what this peer needs: only a snapshot can catch it up.
+      if (peer.inFlight > 0) return null;
       this.startResync(peer);
       return this.snapshotPage(peer);
     }
-    peer.inFlight = true;
+    peer.inFlight++;
+    peer.sent = entries[entries.length - 1]!.seq;
+    this.requeue(peer, now);
     return this.batch(
+      peer,
       "stream",
       entries[0]!.seq,
       0,
@@ -152,11 +173,11 @@ export class Replicator<E> {
     );
   }
 
-  /** Records a peer's answer to the batch in flight. */
-  acknowledge(name: string, batch: OutgoingBatch<E>, reply: BatchReply, now: number): void {
+  /** Records a peer's answer to a batch in flight; false if the batch was forgotten by a rewind. */
+  acknowledge(name: string, batch: OutgoingBatch<E>, reply: BatchReply, now: number): boolean {
     const peer = this.peers.get(name);
-    if (!peer) return;
-    peer.inFlight = false;
+    if (!peer || batch.epoch !== peer.epoch) return false;
+    peer.inFlight--;
     peer.failures = 0;
     if (peer.state === "backing_off") peer.state = "ok";
     if (batch.kind === "snapshot") {
@@ -165,29 +186,38 @@ export class Replicator<E> {
       // stops at the old start, so acknowledging it would skip the events after that.
       if (batch.final && peer.resync && batch.upTo === peer.resync.upTo) {
         peer.acked = peer.resync.upTo;
+        peer.sent = peer.acked;
         peer.resync = null;
         peer.state = "ok";
       }
     } else if (reply.status === "gap") {
-      // The receiver lost our stream's start (or never had it): resend from what it has, if held.
-      if (reply.applied + 1 >= this.log.oldest()) peer.acked = reply.applied;
-      else this.startResync(peer);
+      // The receiver lost our stream's start (or never had it), or a batch before this one failed:
+      // resend from what it has, if held.
+      if (reply.applied + 1 >= this.log.oldest()) {
+        peer.acked = reply.applied;
+        this.rewind(peer);
+      } else this.startResync(peer);
     } else {
       peer.acked = Math.max(peer.acked, reply.applied);
+      peer.sent = Math.max(peer.sent, peer.acked);
     }
-    // What is still owed was queued before this answer, so its flush deadline runs from when the
-    // oldest of it was queued: timed from the answer, every batch of a backlog would wait
-    // `flushMs` more, and a peer behind could ship no faster than `maxBatch` per `flushMs`.
-    if (peer.state === "resync") peer.queuedSince = now - this.options.flushMs;
-    else if (peer.acked < this.seq) peer.queuedSince = this.log.appendedAt(peer.acked + 1) ?? now;
-    else peer.queuedSince = null;
+    this.requeue(peer, now);
+    return true;
   }
 
-  /** Records a failed send; `overloaded` peers are given at least a second. */
-  failed(name: string, now: number, overloaded: boolean): void {
+  /**
+   * Records a failed send of `batch`; `overloaded` peers are given at least a second. What was sent
+   * after the acknowledged position goes again after the backoff.
+   */
+  failed(name: string, batch: OutgoingBatch<E>, now: number, overloaded: boolean): void {
     const peer = this.peers.get(name);
-    if (!peer) return;
-    peer.inFlight = false;
+    if (!peer || batch.epoch !== peer.epoch) return;
+    if (batch.kind === "stream" && batch.firstSeq + batch.events.length - 1 <= peer.acked) {
+      // A later batch's answer already acknowledged these events: nothing was lost.
+      peer.inFlight--;
+      return;
+    }
+    this.rewind(peer);
     peer.failures++;
     const cap = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(peer.failures - 1, 20));
     const delay = Math.max(overloaded ? OVERLOAD_BACKOFF_MS : 0, Math.floor(this.random() * cap) + 1);
@@ -233,16 +263,37 @@ export class Replicator<E> {
     }));
   }
 
+  /**
+   * Sets when the oldest event not yet sent to `peer` was queued. It was queued before now, so the
+   * flush deadline runs from then: timed from an answer, every batch of a backlog would wait
+   * `flushMs` more, and a peer behind could ship no faster than `maxBatch` per `flushMs`.
+   */
+  private requeue(peer: Peer, now: number): void {
+    if (peer.state === "resync") peer.queuedSince = now - this.options.flushMs;
+    else if (peer.sent < this.seq) peer.queuedSince = this.log.appendedAt(peer.sent + 1) ?? now;
+    else peer.queuedSince = null;
+  }
+
   private peerDueAt(peer: Peer): number | null {
-    if (peer.inFlight) return null;
-    const pending = peer.state === "resync" || peer.acked < this.seq;
+    // Snapshot pages go one at a time: each comes from the same iterator, and only the final one counts.
+    const window = peer.state === "resync" ? 1 : this.options.maxInFlight;
+    if (peer.inFlight >= window) return null;
+    const pending = peer.state === "resync" || peer.sent < this.seq;
     if (!pending) return null;
     const flushAt = (peer.queuedSince ?? 0) + this.options.flushMs;
     return peer.failures > 0 ? Math.max(peer.retryAt, flushAt) : flushAt;
   }
 
+  /** Forgets the batches in flight: sending resumes after the acknowledged position. */
+  private rewind(peer: Peer): void {
+    peer.epoch++;
+    peer.inFlight = 0;
+    peer.sent = peer.acked;
+  }
+
   private startResync(peer: Peer): void {
     peer.state = "resync";
+    this.rewind(peer);
     peer.resync = { source: this.snapshot(), upTo: this.seq };
   }
 
@@ -259,17 +310,19 @@ export class Replicator<E> {
       }
       events.push(this.encode(next.value));
     }
-    peer.inFlight = true;
-    return this.batch("snapshot", 0, resync.upTo, final, events);
+    peer.inFlight++;
+    return this.batch(peer, "snapshot", 0, resync.upTo, final, events);
   }
 
   private batch(
+    peer: Peer,
     kind: "stream" | "snapshot",
     firstSeq: number,
     upTo: number,
     final: boolean,
     events: E[],
   ): OutgoingBatch<E> {
-    return { origin: this.origin, incarnation: this.incarnation, kind, firstSeq, upTo, final, events };
+    const { origin, incarnation } = this;
+    return { origin, incarnation, kind, firstSeq, upTo, final, events, epoch: peer.epoch };
   }
 }

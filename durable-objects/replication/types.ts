@@ -23,6 +23,8 @@ export interface ReplicaBatch extends ReplicaBatchHeader {
 /** A batch on the wire (encoded by `event-codec.ts`), its events as log entries. */
 export interface OutgoingBatch<E> extends ReplicaBatchHeader {
   events: E[];
+  /** The sender's rewind count for the peer when it was sent (not on the wire): older answers are stale. */
+  epoch: number;
 }
 
 /** A receiver's answer: the highest sequence number of this origin it has applied. */
@@ -57,6 +59,8 @@ export interface ReplicatorOptions<E> {
   /** Delay from the first queued event to its shipping, ms (`REPLICA_FLUSH_MS`). */
   flushMs: number;
   maxBatch?: number;
+  /** Stream batches one peer may have in flight at once (snapshot pages go one at a time). */
+  maxInFlight?: number;
   /** Unacknowledged events a peer may fall behind by before it is resynced by snapshot. */
   maxBacklog?: number;
   /** Random source in [0, 1) for backoff jitter. */

@@ -86,7 +86,12 @@ it("duplicated, retransmitted and replayed batches are applied at most once", ()
 
 /** A sender `a` with one peer `b`, whose snapshot is one unregistration. */
 const UNREGISTER: ReplicaEvent = { ts: 1, origin: "a", type: "unregister", workerId: 9n };
-function senderToB(options: { flushMs: number; maxBacklog?: number; maxBatch?: number }) {
+function senderToB(options: {
+  flushMs: number;
+  maxBacklog?: number;
+  maxBatch?: number;
+  maxInFlight?: number;
+}) {
   return new Replicator({
     origin: "a",
     incarnation: "a-1",
@@ -130,6 +135,46 @@ it("events still owed after an answer are due REPLICA_FLUSH_MS after they were q
   replicator.acknowledge("b", second, { status: "ok", applied: 3 }, T0 + 60);
   replicator.append(encodeEvent(event), T0 + 70);
   expect(replicator.dueAt()).toBe(T0 + 80);
+});
+
+it("keeps up to maxInFlight batches in flight, each starting where the last one stopped", () => {
+  const replicator = senderToB({ flushMs: 0, maxBatch: 2, maxInFlight: 3 });
+  for (let i = 0; i < 9; i++) replicator.append(encodeEvent(UNREGISTER), T0);
+  const sent = [1, 2, 3].map(() => replicator.takeBatch("b", T0)!);
+  expect(sent.map((b) => [b.firstSeq, b.events.length])).toEqual([
+    [1, 2],
+    [3, 2],
+    [5, 2],
+  ]);
+  expect(replicator.takeBatch("b", T0)).toBeNull();
+  // An answer frees a place in the window; the stream continues after the last batch sent.
+  expect(replicator.acknowledge("b", sent[0]!, { status: "ok", applied: 2 }, T0)).toBe(true);
+  expect(replicator.takeBatch("b", T0)).toMatchObject({ firstSeq: 7 });
+  expect(replicator.status(T0)[0]).toMatchObject({ acked: 2, queued: 7 });
+});
+
+it("a failure sends again from the acknowledged position, and ignores the answers of the batches sent before it", () => {
+  const replicator = senderToB({ flushMs: 0, maxBatch: 2, maxInFlight: 3 });
+  for (let i = 0; i < 6; i++) replicator.append(encodeEvent(UNREGISTER), T0);
+  const [first, second, third] = [1, 2, 3].map(() => replicator.takeBatch("b", T0)!);
+  replicator.acknowledge("b", first!, { status: "ok", applied: 2 }, T0);
+  replicator.failed("b", second!, T0, false);
+  // The third batch may still arrive; its answer changes nothing (the receiver applies in order).
+  expect(replicator.acknowledge("b", third!, { status: "gap", applied: 2 }, T0)).toBe(false);
+  expect(replicator.status(T0)[0]).toMatchObject({ state: "backing_off", acked: 2, queued: 4 });
+  const due = replicator.dueAt()!;
+  expect(replicator.takeBatch("b", due)).toMatchObject({ firstSeq: 3 });
+});
+
+it("a failed batch whose events a later answer acknowledged changes nothing", () => {
+  const replicator = senderToB({ flushMs: 0, maxBatch: 2, maxInFlight: 2 });
+  for (let i = 0; i < 4; i++) replicator.append(encodeEvent(UNREGISTER), T0);
+  const [first, second] = [1, 2].map(() => replicator.takeBatch("b", T0)!);
+  // The receiver applied both (the first's answer was lost); the second's answer says so.
+  replicator.acknowledge("b", second!, { status: "ok", applied: 4 }, T0);
+  replicator.failed("b", first!, T0, false);
+  expect(replicator.status(T0)[0]).toMatchObject({ state: "ok", acked: 4, queued: 0, failures: 0 });
+  expect(replicator.dueAt()).toBeNull();
 });
 
 it("a snapshot read across a merge that booked a request again keeps its prefill pending", () => {

@@ -117,6 +117,8 @@ export const scenarioArb = fc.record({
   n: fc.integer({ min: 2, max: 4 }),
   skews: fc.array(fc.nat({ max: 50 }), { minLength: 4, maxLength: 4 }),
   maxBatch: fc.constantFrom(3, 256),
+  /** Stream batches in flight per peer: one, or a window of several (as the object sends). */
+  maxInFlight: fc.constantFrom(1, 4),
   maxBacklog: fc.constantFrom(6, 20, 100_000),
   seed: fc.nat(),
   /** Whether adds may carry an expected prefill duration (decaying prefill load). */
@@ -204,6 +206,7 @@ export function play(s: Scenario, single: boolean) {
       expiryMs: EXPIRY_MS,
       skews: s.skews,
       maxBatch: s.maxBatch,
+      maxInFlight: s.maxInFlight,
       maxBacklog: s.maxBacklog,
       seed: s.seed,
     },

@@ -16,8 +16,9 @@ import { snapshotEvents } from "../../durable-objects/replication/snapshot";
  * Replicas of one tracker over a simulated network, driven step by step by a test: each replica is
  * a replicated `Tracker` with its `Replicator` (sender) and `Inbox` (receiver), as the object wires
  * them, minus the I/O. A send is an RPC call: its request may be dropped, duplicated, delayed behind
- * other traffic or cut by a partition; the sender waits for the answer of that one call, and a
- * timeout fails it while its copy may still be delivered later (a stale retransmission). Log
+ * other traffic or cut by a partition; the sender waits for the answers of the calls in its window
+ * (one by default), and a timeout fails one while its copy may still be delivered later (a stale
+ * retransmission). Log
  * entries are events encoded by the wire codec, and batches travel as the MessagePack the object
  * sends, so the codec is exercised on every event too.
  */
@@ -61,6 +62,8 @@ export interface SimOptions {
   /** Each replica's clock runs this many ms ahead of the global one (default 0). */
   skews?: number[];
   maxBatch?: number;
+  /** Stream batches a sender keeps in flight per peer (default 1). */
+  maxInFlight?: number;
   maxBacklog?: number;
   flushMs?: number;
   /** Seed of the backoff jitter. */
@@ -101,6 +104,7 @@ export class SimReplica {
       snapshot: () => snapshotEvents(this.tracker),
       flushMs: options.flushMs ?? 10,
       maxBatch: options.maxBatch,
+      maxInFlight: options.maxInFlight,
       maxBacklog: options.maxBacklog,
       random,
     });
@@ -128,8 +132,8 @@ export class Sim {
   time: number;
   /** Request copies on the wire, in no particular delivery order. */
   readonly wire: Call[] = [];
-  /** Per link `from>to`, the call its sender is waiting on. */
-  readonly pending = new Map<string, Call>();
+  /** The calls their senders are waiting on, by call id. */
+  readonly pending = new Map<number, Call>();
   /** Cut links `from>to` (partitions cut both directions). */
   readonly cut = new Set<string>();
   readonly stats = {
@@ -178,26 +182,27 @@ export class Sim {
     return fn(r.tracker, r.pendingNow);
   }
 
-  /** Sends `from`'s next batch to `to`, if one is due and none is in flight. */
+  /** Sends `from`'s next batches to `to`, as many as are due and fit in its window. */
   send(from: SimReplica, to: SimReplica, fate: SendFate = "deliver"): void {
     const now = this.nowAt(from);
-    const batch = from.replicator.takeBatch(to.name, now);
-    if (!batch) return;
-    this.stats.batches++;
-    if (batch.kind === "snapshot") this.stats.snapshotPages++;
-    const link = `${from.name}>${to.name}`;
-    if (fate === "drop" || this.cut.has(link)) {
-      this.stats.dropped++;
-      from.replicator.failed(to.name, now, false);
-      return;
-    }
-    const bytes = encodeBatchFromEncoded(batch, batch.events);
-    const call = { id: this.nextCall++, from: from.name, to: to.name, batch, bytes };
-    this.pending.set(link, call);
-    this.wire.push(call);
-    if (fate === "duplicate") {
-      this.stats.duplicated++;
+    for (let batch = from.replicator.takeBatch(to.name, now); batch; ) {
+      this.stats.batches++;
+      if (batch.kind === "snapshot") this.stats.snapshotPages++;
+      const link = `${from.name}>${to.name}`;
+      if (fate === "drop" || this.cut.has(link)) {
+        this.stats.dropped++;
+        from.replicator.failed(to.name, batch, now, false);
+        return;
+      }
+      const bytes = encodeBatchFromEncoded(batch, batch.events);
+      const call = { id: this.nextCall++, from: from.name, to: to.name, batch, bytes };
+      this.pending.set(call.id, call);
       this.wire.push(call);
+      if (fate === "duplicate") {
+        this.stats.duplicated++;
+        this.wire.push(call);
+      }
+      batch = from.replicator.takeBatch(to.name, now);
     }
   }
 
@@ -213,18 +218,18 @@ export class Sim {
     if (!call) return;
     const link = `${call.from}>${call.to}`;
     const sender = this.replica(call.from);
-    const awaited = this.pending.get(link)?.id === call.id;
+    const awaited = this.pending.has(call.id);
     if (!awaited) this.stats.stale++;
     if (this.cut.has(link)) return;
     if (fate === "overloaded") {
       if (!awaited) return;
-      this.pending.delete(link);
-      sender.replicator.failed(call.to, this.nowAt(sender), true);
+      this.pending.delete(call.id);
+      sender.replicator.failed(call.to, call.batch, this.nowAt(sender), true);
       return;
     }
     const reply = this.receive(this.replica(call.to), call.bytes);
     if (!awaited || fate === "replyLost") return;
-    this.pending.delete(link);
+    this.pending.delete(call.id);
     sender.replicator.acknowledge(call.to, call.batch, reply, this.nowAt(sender));
     sender.log.trim(sender.replicator.trimmable());
   }
@@ -237,9 +242,9 @@ export class Sim {
 
   private giveUp(call: Call): void {
     this.stats.timeouts++;
-    this.pending.delete(`${call.from}>${call.to}`);
+    this.pending.delete(call.id);
     const sender = this.replica(call.from);
-    sender.replicator.failed(call.to, this.nowAt(sender), false);
+    sender.replicator.failed(call.to, call.batch, this.nowAt(sender), false);
   }
 
   /** Cuts every link between the replicas in `side` and the others (an empty side heals all). */
