@@ -61,6 +61,8 @@ const DIRECTORY_RETRY_MS = 2_000;
 export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerRpc {
   private readonly key: TrackerKey;
   private readonly store: SqlTrackerStore;
+  /** Replication storage (outbox, records); absent with one replica. */
+  private readonly replicaStore: SqlReplicaStore | null;
   private readonly tracker: Tracker;
   /** Replication with the same tracker in the other replicas; absent with one replica. */
   private readonly sync: PeerSync | null = null;
@@ -85,6 +87,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     this.store = new SqlTrackerStore(ctx.storage.sql, name);
     const peers = parseReplicas(env.REPLICAS).filter((replica) => replica !== this.key.replica);
     const replicaStore = peers.length > 0 ? new SqlReplicaStore(ctx.storage.sql, name) : null;
+    this.replicaStore = replicaStore;
     const replicated = replicaStore ? new ReplicatedStore(this.store, replicaStore) : null;
     const store: TrackerStore = replicated ?? this.store;
     this.tracker = new Tracker({
@@ -171,10 +174,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   }
 
   async batch(ops: BatchOp[]): Promise<Result<{ results: BatchOpResult[] }>> {
-    // One journal row for the whole call instead of a row per op (`request-journal.ts`).
     const now = Date.now();
     return this.finish(
-      this.store.group(() => applyBatch(this.tracker, ops, now, (op, result) => this.ops.record(op, result))),
+      this.grouped(() => applyBatch(this.tracker, ops, now, (op, result) => this.ops.record(op, result))),
     );
   }
 
@@ -204,7 +206,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     if (!this.sync) throw new Error(`replica ${this.key.replica} has no peers configured (REPLICAS)`);
     const existed = this.tracker.exists;
     const sync = this.sync;
-    const reply = this.store.group(() => sync.receive(batch, Date.now()));
+    const reply = this.grouped(() => sync.receive(batch, Date.now()));
     if (existed !== this.tracker.exists) await this.updateDirectory(this.tracker.exists);
     return this.finish(reply);
   }
@@ -242,6 +244,16 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     if (this.directoryOwed !== null) await this.updateDirectory(this.directoryOwed);
     if (this.sync) await this.sync.flush();
     await this.afterChange();
+  }
+
+  /**
+   * Runs a call that changes many requests with its writes grouped: one journal row for its request
+   * changes (`request-journal.ts`) and one outbox row for the events it emits, instead of a row each.
+   */
+  private grouped<T>(fn: () => T): T {
+    const replicaStore = this.replicaStore;
+    if (!replicaStore) return this.store.group(fn);
+    return replicaStore.outbox.group(() => this.store.group(fn));
   }
 
   /** Re-arms the alarm after a call, and counts the call's outcome under `op` (if it is one of the API's). */

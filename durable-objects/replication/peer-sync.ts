@@ -57,7 +57,7 @@ export class PeerSync {
       origin: options.origin,
       incarnation: replicaStore.incarnation(),
       peers: options.peers,
-      log: replicaStore,
+      log: replicaStore.outbox,
       encode: encodeEvent,
       snapshot: () => snapshotEvents(tracker),
       flushMs: options.flushMs,
@@ -73,7 +73,7 @@ export class PeerSync {
   hydrate(now: number): void {
     const { replicaStore, tracker } = this.options;
     replicaStore.hydrate(tracker.records, tracker.clock, tracker.departures);
-    this.replicator.restoreLastSeq(replicaStore.lastSeq());
+    this.replicator.restoreLastSeq(replicaStore.outbox.lastSeq());
     for (const peer of replicaStore.peers()) this.replicator.restorePeer(peer.name, peer.acked, peer.resync);
     this.replicator.resume(now);
     for (const [origin, position] of replicaStore.origins()) this.inbox.restore(origin, position);
@@ -108,7 +108,7 @@ export class PeerSync {
   /** Ships what is due to every peer (peers in parallel, each in order), then trims the outbox. */
   async flush(): Promise<void> {
     await Promise.all(this.replicator.peerNames().map((peer) => this.flushPeer(peer)));
-    this.options.replicaStore.trim(this.replicator.trimmable());
+    this.options.replicaStore.outbox.trim(this.replicator.trimmable());
   }
 
   status(now: number): PeerStatus[] {

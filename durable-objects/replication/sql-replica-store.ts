@@ -5,16 +5,14 @@ import type { RecordKind, ReplicaRecords } from "../core/replica-records";
 import { storeName } from "../identity";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import type { StreamPosition } from "./inbox";
-import { OutboxTail } from "./outbox-tail";
-import type { EventLog } from "./types";
+import { bytesOf, OUTBOX_SCHEMA, SqlOutbox } from "./sql-outbox";
 
 /**
  * SQLite side of replication: the outbox (this replica's events, encoded once, kept until every
  * peer acknowledged them), peer cursors, the applied position of each origin's stream, and the
  * replication records. Every write is synchronous, so an event is in the outbox in the same
  * implicit transaction as the change it describes, and an applied batch's position with its effects.
- * The newest outbox row is never trimmed: its sequence number is the replica's last, and must
- * survive a restart (a reused number would be taken for a duplicate by the peers).
+ * The outbox itself is `sql-outbox.ts`.
  * `timeline` holds the prefill timelines (`core/departure-log.ts`), keyed by the change's key alone
  * (keys are unique per change), so that its purge by age is a range of the primary key.
  */
@@ -24,7 +22,7 @@ CREATE TABLE IF NOT EXISTS timeline (
 ) WITHOUT ROWID;
 `;
 const REPLICA_SCHEMA = `${TIMELINE_SCHEMA}
-CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, event BLOB NOT NULL, at INTEGER NOT NULL);
+${OUTBOX_SCHEMA}
 CREATE TABLE IF NOT EXISTS peers (
   name TEXT PRIMARY KEY, acked INTEGER NOT NULL, resync INTEGER NOT NULL
 ) WITHOUT ROWID;
@@ -42,12 +40,12 @@ CREATE TABLE IF NOT EXISTS replica_meta (key TEXT PRIMARY KEY, value) WITHOUT RO
 
 type HeldKind = "orphan" | "excluded";
 
-export class SqlReplicaStore implements EventLog<Uint8Array> {
+export class SqlReplicaStore {
   private ready = false;
   /** The incarnation to persist with the first outbox row, when none is stored yet. */
   private unsavedIncarnation: string | null = null;
-  /** The newest outbox entries in memory too, so shipping them reads nothing back. */
-  private readonly tail = new OutboxTail();
+  /** This replica's events, kept until every peer acknowledged them. */
+  readonly outbox: SqlOutbox;
 
   /** @param name the object's name, stored with the schema (see `identity.ts`). */
   constructor(
@@ -57,6 +55,7 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
     this.ready = sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").toArray().length > 0;
     // Storage written before timelines existed.
     if (this.ready) sql.exec(TIMELINE_SCHEMA);
+    this.outbox = new SqlOutbox(sql, this.ready, () => this.beforeFirstEvent());
   }
 
   /**
@@ -70,57 +69,6 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
     if (row) return String(row.value);
     this.unsavedIncarnation = crypto.randomUUID();
     return this.unsavedIncarnation;
-  }
-
-  lastSeq(): number {
-    if (!this.ready) return 0;
-    return Number(this.sql.exec("SELECT coalesce(max(seq), 0) AS s FROM outbox").one().s);
-  }
-
-  append(seq: number, entry: Uint8Array, at: number): void {
-    this.ensure();
-    if (this.unsavedIncarnation !== null) {
-      this.sql.exec(
-        "INSERT INTO replica_meta (key, value) VALUES ('incarnation', ?)",
-        this.unsavedIncarnation,
-      );
-      this.unsavedIncarnation = null;
-    }
-    this.sql.exec("INSERT INTO outbox (seq, event, at) VALUES (?, ?, ?)", seq, bytesOf(entry), at);
-    this.tail.push(seq, entry, at);
-  }
-
-  read(afterSeq: number, max: number): { seq: number; entry: Uint8Array }[] {
-    if (!this.ready) return [];
-    const recent = this.tail.read(afterSeq, max);
-    if (recent !== null) return recent;
-    return this.sql
-      .exec<{ seq: number; event: ArrayBuffer }>(
-        "SELECT seq, event FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
-        afterSeq,
-        max,
-      )
-      .toArray()
-      .map((row) => ({ seq: row.seq, entry: new Uint8Array(row.event) }));
-  }
-
-  trim(seq: number): void {
-    if (!this.ready) return;
-    this.tail.trim(seq);
-    this.sql.exec("DELETE FROM outbox WHERE seq <= ? AND seq < (SELECT max(seq) FROM outbox)", seq);
-  }
-
-  appendedAt(seq: number): number | undefined {
-    if (!this.ready) return undefined;
-    const recent = this.tail.appendedAt(seq);
-    if (recent !== null) return recent;
-    const row = this.sql.exec("SELECT at FROM outbox WHERE seq = ?", seq).toArray()[0];
-    return row ? Number(row.at) : undefined;
-  }
-
-  oldest(): number {
-    if (!this.ready) return 1;
-    return Number(this.sql.exec("SELECT coalesce(min(seq), 1) AS s FROM outbox").one().s);
   }
 
   peers(): { name: string; acked: number; resync: boolean }[] {
@@ -231,17 +179,22 @@ export class SqlReplicaStore implements EventLog<Uint8Array> {
     }
   }
 
+  /** Creates the replication tables and stores the incarnation, with the first event. */
+  private beforeFirstEvent(): void {
+    this.ensure();
+    if (this.unsavedIncarnation !== null) {
+      this.sql.exec(
+        "INSERT INTO replica_meta (key, value) VALUES ('incarnation', ?)",
+        this.unsavedIncarnation,
+      );
+      this.unsavedIncarnation = null;
+    }
+  }
+
   private ensure(): void {
     if (this.ready) return;
     this.sql.exec(REPLICA_SCHEMA);
     storeName(this.sql, this.name);
     this.ready = true;
   }
-}
-
-/** The bytes as an ArrayBuffer of exactly their length (SQLite binds ArrayBuffers). */
-function bytesOf(bytes: Uint8Array): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)
-    return bytes.buffer as ArrayBuffer;
-  return bytes.slice().buffer as ArrayBuffer;
 }

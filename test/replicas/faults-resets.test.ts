@@ -180,6 +180,31 @@ describe("faults", () => {
     await abortAllDurableObjects();
     await expectAgreement(model, tracked);
   }, 60_000);
+
+  it("ships a /batch's events, stored as one outbox row, from SQLite after a reset", async () => {
+    const model = unique();
+    await registered(model);
+    await blockReceive(["west", "apac"], model);
+    const ops = Array.from({ length: 30 }, (_, i) => ({
+      op: "add",
+      request_id: `g${i}`,
+      worker_id: 1,
+      dp_rank: i % 4,
+      sequence_hashes: [i, 1000 + i],
+      new_isl_tokens: 2,
+    }));
+    expect((await post("east", "/batch", { model_name: model, ops })).status).toBe(200);
+    const grouped = () =>
+      runInDurableObject(stubOf("east", model), (_instance, state) =>
+        state.storage.sql.exec("SELECT count FROM outbox WHERE count > 1").toArray(),
+      );
+    expect(await grouped()).toEqual([{ count: 30 }]);
+    // The reset empties east's memory of its outbox and unblocks the peers: the 30 events are read
+    // back from their row and applied everywhere.
+    await abortAllDurableObjects();
+    const books = await converged(async (r) => (await liveBook(r, model)).map((row) => row.id));
+    expect(books.length).toBe(30);
+  }, 60_000);
 });
 
 /**

@@ -2,6 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { trackerName } from "../../durable-objects/naming";
+import { waitFor } from "../workers/helpers";
 
 const REPLICAS = ["east", "west", "apac"] as const;
 type Replica = (typeof REPLICAS)[number];
@@ -223,10 +224,17 @@ describe("replication between three replicas", () => {
     await abortAllDurableObjects();
     await converged((r) => loads(r, m), 40_000);
     expect(await loads("west", m)).toContain(`"active_prefill_tokens":50,"active_decode_blocks":50`);
-    const after = JSON.parse((await call("east", "GET", `/replica_sync/peers?model_name=${m}`)).text) as {
-      peers: { peer: string; state: string; queued_events: number }[];
+    // West has applied everything; east learns it from the answer to its last batch, a moment later.
+    const peersAtEast = async () => {
+      const { peers } = JSON.parse(
+        (await call("east", "GET", `/replica_sync/peers?model_name=${m}`)).text,
+      ) as {
+        peers: { peer: string; state: string; queued_events: number }[];
+      };
+      return peers.map((p) => [p.peer, p.state, p.queued_events]);
     };
-    expect(after.peers.map((p) => [p.peer, p.state, p.queued_events])).toEqual([
+    await waitFor(async () => (await peersAtEast()).every(([, , queued]) => queued === 0), 20_000);
+    expect(await peersAtEast()).toEqual([
       ["apac", "ok", 0],
       ["west", "ok", 0],
     ]);

@@ -9,7 +9,6 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FOLD_ROWS } from "../../durable-objects/request-journal";
-import type { TrackerObject } from "../../durable-objects/tracker-object";
 import type { AddInput, BatchOp } from "../../durable-objects/types";
 import { hashes, trackerStub, uniqueKey } from "./helpers";
 

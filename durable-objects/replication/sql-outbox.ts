@@ -1,0 +1,182 @@
+/**
+ * The replication outbox in SQLite: this replica's events, encoded once, kept until every peer
+ * acknowledged them. A row holds `count` consecutive events from sequence number `seq`: one event as
+ * it is, or the events of one grouped call (a `/batch`, `group`) each behind a 4-byte length, so such
+ * a call writes one outbox row, not one per event. The newest row is never trimmed: its last sequence
+ * number is the replica's last, and must survive a restart (a reused number would be taken for a
+ * duplicate by the peers). Every write is synchronous, so an event is in the outbox in the same
+ * implicit transaction as the change it describes.
+ */
+import { OutboxTail } from "./outbox-tail";
+import type { EventLog } from "./types";
+
+export const OUTBOX_SCHEMA = `CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY, event BLOB NOT NULL, at INTEGER NOT NULL, count INTEGER NOT NULL DEFAULT 1
+);`;
+
+/** Bytes of one grouped row at most (SQLite rows in Durable Objects hold at most 2 MB). */
+export const ROW_BYTES = 1024 * 1024;
+
+export class SqlOutbox implements EventLog<Uint8Array> {
+  /** The newest entries in memory too, so shipping them reads nothing back. */
+  private readonly tail = new OutboxTail();
+  /** Open groups (nested calls count once); while one is open, appended events wait in `grouped`. */
+  private depth = 0;
+  private grouped: { seq: number; entry: Uint8Array; at: number }[] = [];
+
+  /**
+   * @param ready whether the table exists (it is created with the first event)
+   * @param beforeFirstEvent creates the replication tables (and stores what goes with them)
+   */
+  constructor(
+    private readonly sql: SqlStorage,
+    private ready: boolean,
+    private readonly beforeFirstEvent: () => void,
+  ) {
+    if (!ready) return;
+    // Storage written before grouped rows existed.
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(outbox)").toArray();
+    if (!columns.some((column) => column.name === "count")) {
+      sql.exec("ALTER TABLE outbox ADD COLUMN count INTEGER NOT NULL DEFAULT 1");
+    }
+  }
+
+  lastSeq(): number {
+    if (!this.ready) return 0;
+    const row = this.sql
+      .exec("SELECT seq + count - 1 AS last FROM outbox ORDER BY seq DESC LIMIT 1")
+      .toArray()[0];
+    return row ? Number(row.last) : 0;
+  }
+
+  /** Runs `fn` with the events it appends written as one outbox row when it returns. */
+  group<T>(fn: () => T): T {
+    this.depth++;
+    try {
+      return fn();
+    } finally {
+      if (--this.depth === 0) this.writeGroup();
+    }
+  }
+
+  append(seq: number, entry: Uint8Array, at: number): void {
+    this.beforeFirstEvent();
+    this.ready = true;
+    this.tail.push(seq, entry, at);
+    if (this.depth > 0) this.grouped.push({ seq, entry, at });
+    else this.writeRow(seq, 1, bytesOf(entry), at);
+  }
+
+  read(afterSeq: number, max: number): { seq: number; entry: Uint8Array }[] {
+    if (!this.ready) return [];
+    const recent = this.tail.read(afterSeq, max);
+    if (recent !== null) return recent;
+    type Row = { seq: number; count: number; event: ArrayBuffer };
+    // The row holding `afterSeq + 1` may start before it; the rows after start after it.
+    const out: { seq: number; entry: Uint8Array }[] = [];
+    const take = (row: Row) => {
+      const entries = row.count === 1 ? [new Uint8Array(row.event)] : splitEntries(row.event, row.count);
+      for (let i = 0; i < entries.length && out.length < max; i++) {
+        if (row.seq + i > afterSeq) out.push({ seq: row.seq + i, entry: entries[i]! });
+      }
+    };
+    // The row holding `afterSeq + 1` may start before it; the rows after it are read one at a time
+    // (the cursor is lazy) until `max` entries are taken: a grouped row can hold thousands.
+    const first = "SELECT seq, count, event FROM outbox WHERE seq <= ? ORDER BY seq DESC LIMIT 1";
+    for (const row of this.sql.exec<Row>(first, afterSeq + 1)) take(row);
+    if (out.length >= max) return out;
+    for (const row of this.sql.exec<Row>(
+      "SELECT seq, count, event FROM outbox WHERE seq > ? ORDER BY seq",
+      afterSeq + 1,
+    )) {
+      take(row);
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  trim(seq: number): void {
+    if (!this.ready) return;
+    this.tail.trim(seq);
+    // `seq <= ?` bounds the scan by the key; the rest keeps rows that end past the cut, and the newest.
+    this.sql.exec(
+      "DELETE FROM outbox WHERE seq <= ? AND seq + count - 1 <= ? AND seq < (SELECT max(seq) FROM outbox)",
+      seq,
+      seq,
+    );
+  }
+
+  appendedAt(seq: number): number | undefined {
+    if (!this.ready) return undefined;
+    const recent = this.tail.appendedAt(seq);
+    if (recent !== null) return recent;
+    const row = this.sql
+      .exec<{ at: number; last: number }>(
+        "SELECT at, seq + count - 1 AS last FROM outbox WHERE seq <= ? ORDER BY seq DESC LIMIT 1",
+        seq,
+      )
+      .toArray()[0];
+    return row && row.last >= seq ? Number(row.at) : undefined;
+  }
+
+  oldest(): number {
+    if (!this.ready) return 1;
+    return Number(this.sql.exec("SELECT coalesce(min(seq), 1) AS s FROM outbox").one().s);
+  }
+
+  /** Writes the open group's events as one row, or a few of at most {@link ROW_BYTES} each. */
+  private writeGroup(): void {
+    const events = this.grouped;
+    this.grouped = [];
+    for (let from = 0; from < events.length; ) {
+      let to = from;
+      let size = 0;
+      while (to < events.length && (to === from || size + 4 + events[to]!.entry.length <= ROW_BYTES)) {
+        size += 4 + events[to]!.entry.length;
+        to++;
+      }
+      const { seq, entry, at } = events[from]!;
+      if (to - from === 1) this.writeRow(seq, 1, bytesOf(entry), at);
+      else this.writeRow(seq, to - from, joinEntries(events, from, to, size), at);
+      from = to;
+    }
+  }
+
+  private writeRow(seq: number, count: number, event: ArrayBuffer, at: number): void {
+    this.sql.exec("INSERT INTO outbox (seq, event, at, count) VALUES (?, ?, ?, ?)", seq, event, at, count);
+  }
+}
+
+/** Entries `from ..< to` of `events`, each behind its 4-byte length (`size` bytes in all). */
+function joinEntries(events: { entry: Uint8Array }[], from: number, to: number, size: number): ArrayBuffer {
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  let pos = 0;
+  for (let i = from; i < to; i++) {
+    const { entry } = events[i]!;
+    view.setUint32(pos, entry.length);
+    bytes.set(entry, pos + 4);
+    pos += 4 + entry.length;
+  }
+  return bytes.buffer;
+}
+
+/** The `count` entries of a grouped outbox row, each behind its 4-byte length. */
+function splitEntries(blob: ArrayBuffer, count: number): Uint8Array[] {
+  const view = new DataView(blob);
+  const entries: Uint8Array[] = [];
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    const length = view.getUint32(pos);
+    entries.push(new Uint8Array(blob, pos + 4, length));
+    pos += 4 + length;
+  }
+  return entries;
+}
+
+/** The bytes as an ArrayBuffer of exactly their length (SQLite binds ArrayBuffers). */
+export function bytesOf(bytes: Uint8Array): ArrayBuffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)
+    return bytes.buffer as ArrayBuffer;
+  return bytes.slice().buffer as ArrayBuffer;
+}
