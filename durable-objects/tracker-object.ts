@@ -248,12 +248,13 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   /**
    * Runs a call that changes many requests with its writes grouped: one journal row for its request
-   * changes (`request-journal.ts`) and one outbox row for the events it emits, instead of a row each.
+   * changes (`request-journal.ts`), and with replicas one outbox row for the events it emits and one
+   * timeline row for the prefill timeline changes it keeps, instead of a row each.
    */
   private grouped<T>(fn: () => T): T {
     const replicaStore = this.replicaStore;
     if (!replicaStore) return this.store.group(fn);
-    return replicaStore.outbox.group(() => this.store.group(fn));
+    return replicaStore.group(() => this.store.group(fn));
   }
 
   /** Re-arms the alarm after a call, and counts the call's outcome under `op` (if it is one of the API's). */

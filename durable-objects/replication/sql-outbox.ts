@@ -148,7 +148,12 @@ export class SqlOutbox implements EventLog<Uint8Array> {
 }
 
 /** Entries `from ..< to` of `events`, each behind its 4-byte length (`size` bytes in all). */
-function joinEntries(events: { entry: Uint8Array }[], from: number, to: number, size: number): ArrayBuffer {
+export function joinEntries(
+  events: { entry: Uint8Array }[],
+  from: number,
+  to: number,
+  size: number,
+): ArrayBuffer {
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   let pos = 0;
@@ -162,7 +167,7 @@ function joinEntries(events: { entry: Uint8Array }[], from: number, to: number, 
 }
 
 /** The `count` entries of a grouped outbox row, each behind its 4-byte length. */
-function splitEntries(blob: ArrayBuffer, count: number): Uint8Array[] {
+export function splitEntries(blob: ArrayBuffer, count: number): Uint8Array[] {
   const view = new DataView(blob);
   const entries: Uint8Array[] = [];
   let pos = 0;

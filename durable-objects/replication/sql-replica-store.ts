@@ -6,6 +6,7 @@ import { storeName } from "../identity";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import type { StreamPosition } from "./inbox";
 import { bytesOf, OUTBOX_SCHEMA, SqlOutbox } from "./sql-outbox";
+import { SqlTimeline, TIMELINE_SCHEMA } from "./sql-timeline";
 
 /**
  * SQLite side of replication: the outbox (this replica's events, encoded once, kept until every
@@ -13,14 +14,8 @@ import { bytesOf, OUTBOX_SCHEMA, SqlOutbox } from "./sql-outbox";
  * replication records. Every write is synchronous, so an event is in the outbox in the same
  * implicit transaction as the change it describes, and an applied batch's position with its effects.
  * The outbox itself is `sql-outbox.ts`.
- * `timeline` holds the prefill timelines (`core/departure-log.ts`), keyed by the change's key alone
- * (keys are unique per change), so that its purge by age is a range of the primary key.
+ * The prefill timelines are `sql-timeline.ts`.
  */
-const TIMELINE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS timeline (
-  ts REAL NOT NULL, origin TEXT NOT NULL, event BLOB NOT NULL, PRIMARY KEY (ts, origin)
-) WITHOUT ROWID;
-`;
 const REPLICA_SCHEMA = `${TIMELINE_SCHEMA}
 ${OUTBOX_SCHEMA}
 CREATE TABLE IF NOT EXISTS peers (
@@ -46,6 +41,7 @@ export class SqlReplicaStore {
   private unsavedIncarnation: string | null = null;
   /** This replica's events, kept until every peer acknowledged them. */
   readonly outbox: SqlOutbox;
+  private readonly timeline: SqlTimeline;
 
   /** @param name the object's name, stored with the schema (see `identity.ts`). */
   constructor(
@@ -56,6 +52,7 @@ export class SqlReplicaStore {
     // Storage written before timelines existed.
     if (this.ready) sql.exec(TIMELINE_SCHEMA);
     this.outbox = new SqlOutbox(sql, this.ready, () => this.beforeFirstEvent());
+    this.timeline = new SqlTimeline(sql, () => this.ensure());
   }
 
   /**
@@ -137,17 +134,19 @@ export class SqlReplicaStore {
   }
 
   timelineSet(event: TimelineEvent): void {
-    this.ensure();
-    this.sql.exec(
-      "INSERT OR REPLACE INTO timeline (ts, origin, event) VALUES (?, ?, ?)",
-      event.ts,
-      event.origin,
-      bytesOf(encodeEvent(event)),
-    );
+    this.timeline.set(event);
   }
 
   timelinePurged(beforeTs: number): void {
-    if (this.ready) this.sql.exec("DELETE FROM timeline WHERE ts < ?", beforeTs);
+    if (this.ready) this.timeline.purge(beforeTs);
+  }
+
+  /**
+   * Runs a call that changes many requests with its events as one outbox row and the timeline
+   * changes it keeps as one timeline row.
+   */
+  group<T>(fn: () => T): T {
+    return this.outbox.group(() => this.timeline.group(fn));
   }
 
   /** Loads the replication records and prefill timelines into memory (without writing them back). */
@@ -170,13 +169,7 @@ export class SqlReplicaStore {
       else if (event.type === "register") records.excluded.set(event.workerId, event);
     }
     if (!departures) return;
-    for (const row of this.sql.exec<{ event: ArrayBuffer }>("SELECT event FROM timeline")) {
-      const event = decodeEvent(new Uint8Array(row.event));
-      clock.observe(event.ts);
-      if (event.type === "add" || event.type === "free" || event.type === "prefill_complete") {
-        departures.restore(event);
-      }
-    }
+    this.timeline.restore(departures, clock);
   }
 
   /** Creates the replication tables and stores the incarnation, with the first event. */

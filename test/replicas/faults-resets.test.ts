@@ -205,6 +205,51 @@ describe("faults", () => {
     const books = await converged(async (r) => (await liveBook(r, model)).map((row) => row.id));
     expect(books.length).toBe(30);
   }, 60_000);
+
+  it("restores the prefill timelines kept by /batch calls and single calls alike after a reset", async () => {
+    const model = unique();
+    await registered(model);
+    const add = (id: string, rank: number) => ({
+      op: "add",
+      request_id: id,
+      worker_id: 1,
+      dp_rank: rank,
+      sequence_hashes: [rank, 9],
+      new_isl_tokens: 40,
+      expected_prefill_duration_ms: 60_000,
+    });
+    const ops = [
+      ...[0, 1, 2, 3, 4, 5].map((i) => add(`t${i}`, i % 2)),
+      { op: "prefill_complete", request_id: "t0" },
+      { op: "free", request_id: "t0" },
+      { op: "free", request_id: "t1" },
+      { op: "prefill_complete", request_id: "t2" },
+    ];
+    expect((await post("east", "/batch", { model_name: model, ops })).status).toBe(200);
+    expect((await post("east", "/free", { model_name: model, request_id: "t3" })).status).toBe(200);
+    expect((await post("east", "/batch", { model_name: model, ops: [add("t6", 3)] })).status).toBe(200);
+    await converged(async (r) => (await liveBook(r, model)).map((row) => row.id));
+    // East kept the batches' changes as group rows; west kept those of the batches it received.
+    for (const r of ["east", "west"] as const) {
+      const groups = await runInDurableObject(
+        stubOf(r, model),
+        (_instance, state) => state.storage.sql.exec("SELECT count(*) AS n FROM timeline_groups").one().n,
+      );
+      expect(groups, r).toBeGreaterThan(0);
+    }
+    const timelines = (r: Replica) =>
+      runInDurableObject(stubOf(r, model), (instance) => {
+        const { departures } = (instance as unknown as { tracker: { departures: unknown } }).tracker;
+        const kept = (departures as { timelines: Map<string, { ts: number; type: string }[]> }).timelines;
+        return [...kept]
+          .map(([id, events]) => `${id}: ${events.map((e) => `${e.type}@${e.ts}`).join(" ")}`)
+          .sort();
+      });
+    const before = await Promise.all(REPLICAS.map(timelines));
+    expect(before[0]!.length).toBe(7);
+    await abortAllDurableObjects();
+    expect(await Promise.all(REPLICAS.map(timelines))).toEqual(before);
+  }, 60_000);
 });
 
 /**

@@ -1,11 +1,15 @@
 /**
  * The replication outbox in a real object's SQLite: a grouped call's events are one row, and a
  * store that starts over (an empty in-memory tail, as after a restart) reads, dates, trims and
- * numbers them from SQLite exactly as they were appended, across row boundaries.
+ * numbers them from SQLite exactly as they were appended, across row boundaries. Likewise the
+ * prefill timelines: grouped changes are one row, restored with the single ones, purged by age.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { HybridClock } from "../../durable-objects/core/clock";
+import type { DepartureLog, TimelineEvent } from "../../durable-objects/core/departure-log";
 import { ROW_BYTES } from "../../durable-objects/replication/sql-outbox";
+import { SqlTimeline, TIMELINE_SCHEMA } from "../../durable-objects/replication/sql-timeline";
 import { SqlReplicaStore } from "../../durable-objects/replication/sql-replica-store";
 import { trackerStub, uniqueKey } from "./helpers";
 
@@ -83,6 +87,44 @@ describe("outbox rows", () => {
       const read = again.read(1_000, 3_000);
       expect(seqs(read)).toEqual(Array.from({ length: 3_000 }, (_, i) => 1_001 + i));
       for (const { seq, entry } of read) expect(entry[0]).toBe(seq & 0xff);
+    });
+  });
+
+  it("keeps a grouped call's timeline changes as one row, restores them with single ones, and purges a group once all of it is old", async () => {
+    await runInDurableObject(trackerStub(uniqueKey("timeline")), (_instance, state) => {
+      const { sql } = state.storage;
+      const timeline = new SqlTimeline(sql, () => sql.exec(TIMELINE_SCHEMA));
+      const change = (ts: number, requestId: string): TimelineEvent => ({
+        type: "free",
+        ts,
+        origin: "east",
+        requestId,
+      });
+      timeline.set(change(100, "single"));
+      timeline.group(() => {
+        for (const [ts, id] of [
+          [200, "a"],
+          [300, "b"],
+        ] as const)
+          timeline.set(change(ts, id));
+      });
+      timeline.group(() => timeline.set(change(400, "c")));
+      const restored = () => {
+        const seen: string[] = [];
+        const log = { restore: (e: TimelineEvent) => seen.push(`${e.requestId}@${e.ts}`) };
+        timeline.restore(log as unknown as DepartureLog, { observe: () => {} } as unknown as HybridClock);
+        return seen.sort();
+      };
+      expect(restored()).toEqual(["a@200", "b@300", "c@400", "single@100"]);
+      expect(sql.exec("SELECT ts, count FROM timeline_groups ORDER BY ts").toArray()).toEqual([
+        { ts: 300, count: 2 },
+        { ts: 400, count: 1 },
+      ]);
+      // The group of 200 and 300 stays until 300 is old too.
+      timeline.purge(250);
+      expect(restored()).toEqual(["a@200", "b@300", "c@400"]);
+      timeline.purge(301);
+      expect(restored()).toEqual(["c@400"]);
     });
   });
 });
