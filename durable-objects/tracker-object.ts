@@ -3,6 +3,7 @@ import { applyBatch } from "./batch";
 import { type RoutingState, routeRequest, routingStatsOf } from "./core/route-request";
 import { seededRng, systemRng } from "./core/rng";
 import { Tracker } from "./core/tracker";
+import { DirectoryLink } from "./directory-link";
 import type { DirectoryObject } from "./directory-object";
 import type { TrackerStore } from "./core/store";
 import { expirySecondsOf, type LimitsEnv, positiveOr, trackerLimitsOf } from "./env-limits";
@@ -49,9 +50,6 @@ export interface TrackerEnv extends LimitsEnv {
 const DEFAULT_FLUSH_MS = 10;
 const DEFAULT_OUTBOX_CAP = 100_000;
 
-/** How long to wait before retrying a directory update that failed, ms. */
-const DIRECTORY_RETRY_MS = 2_000;
-
 /**
  * One slot tracker: a (model, tenant) in one replica, named by `trackerName`. A thin shell around
  * the pure {@link Tracker}: it hydrates memory from SQLite once, in the constructor, serves reads
@@ -70,12 +68,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   private readonly routing: RoutingState;
   /** The alarm time currently set, epoch ms (null: none). */
   private armedAt: number | null = null;
-  /** A directory update still owed (`present` flag), retried from the alarm until it lands. */
-  private directoryOwed: boolean | null = null;
-  /** Version of the newest directory update sent; versions only grow. */
-  private directoryVersion = 0;
-  /** Version of the failed update behind `directoryOwed`. */
-  private owedVersion = 0;
+  /** This replica's directory, told when the tracker gains its first worker or loses its last. */
+  private readonly directory: DirectoryLink;
   /** Calls by operation and outcome since this instance started (memory only: see `metrics-counters.ts`). */
   private readonly ops = new OpCounters();
   private readonly startedAt = Date.now();
@@ -85,6 +79,12 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     const name = ctx.id.name ?? storedName(ctx.storage.sql) ?? "";
     this.key = parseTrackerName(name) ?? { replica: "", model: "", tenant: "" };
     this.store = new SqlTrackerStore(ctx.storage.sql, name);
+    this.directory = new DirectoryLink(
+      () => env.DIRECTORY.getByName(directoryName(this.key.replica)),
+      this.key.model,
+      this.key.tenant,
+      (present) => this.store.setDirectoryOwed(present),
+    );
     const peers = parseReplicas(env.REPLICAS).filter((replica) => replica !== this.key.replica);
     const replicaStore = peers.length > 0 ? new SqlReplicaStore(ctx.storage.sql, name) : null;
     this.replicaStore = replicaStore;
@@ -126,7 +126,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     void ctx.blockConcurrencyWhile(async () => {
       this.store.hydrate(this.tracker);
       this.sync?.hydrate(Date.now());
-      this.directoryOwed = this.store.directoryOwed();
+      this.directory.owed = this.store.directoryOwed();
       this.armedAt = await ctx.storage.getAlarm();
       // A restart may find expiry already due, or an alarm lost in a reset: re-arm from storage.
       await this.afterChange();
@@ -135,7 +135,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   async register(input: RegisterInput): Promise<Result> {
     const result = this.tracker.register(input, Date.now());
-    if (result.ok && result.created) await this.updateDirectory(true);
+    if (result.ok && result.created) await this.directory.update(true);
     return this.finish(result, "register");
   }
 
@@ -152,7 +152,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       // With peers, the replication outbox, stream positions and unregistrations must outlive the
       // tracker's own rows (already deleted): peers still need this event, and late ones must merge.
       this.routing.affinity.clear();
-      await this.updateDirectory(false);
+      await this.directory.update(false);
     }
     return this.finish(result, "unregister");
   }
@@ -207,7 +207,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     const existed = this.tracker.exists;
     const sync = this.sync;
     const reply = this.grouped(() => sync.receive(batch, Date.now()));
-    if (existed !== this.tracker.exists) await this.updateDirectory(this.tracker.exists);
+    if (existed !== this.tracker.exists) await this.directory.update(this.tracker.exists);
     return this.finish(reply);
   }
 
@@ -241,7 +241,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   override async alarm(): Promise<void> {
     this.armedAt = null;
     this.tracker.expire(Date.now());
-    if (this.directoryOwed !== null) await this.updateDirectory(this.directoryOwed);
+    if (this.directory.owed !== null) await this.directory.update(this.directory.owed);
     if (this.sync) await this.sync.flush();
     await this.afterChange();
   }
@@ -269,39 +269,12 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     const deadline = this.tracker.nextDeadline();
     // Expiry is strict (`now > deadline`), so fire 1 ms after the deadline.
     let due = deadline === undefined ? null : deadline + 1;
-    if (this.directoryOwed !== null) {
-      const retryAt = Date.now() + DIRECTORY_RETRY_MS;
-      due = due === null ? retryAt : Math.min(due, retryAt);
-    }
+    const retryAt = this.directory.retryAt(Date.now());
+    if (retryAt !== null) due = due === null ? retryAt : Math.min(due, retryAt);
     const flushAt = this.sync?.dueAt() ?? null;
     if (flushAt !== null) due = due === null ? flushAt : Math.min(due, flushAt);
     if (due === null || (this.armedAt !== null && this.armedAt <= due)) return;
     this.armedAt = due;
     await this.ctx.storage.setAlarm(due);
-  }
-
-  /**
-   * Tells this replica's directory that the tracker gained its first worker or lost its last.
-   * Off the hot path (only those two events). A failure is remembered in storage and retried from
-   * the alarm; a newer version always wins at the directory, so a late retry cannot undo a newer fact.
-   */
-  private async updateDirectory(present: boolean): Promise<void> {
-    this.directoryVersion = Math.max(Date.now(), this.directoryVersion + 1);
-    const version = this.directoryVersion;
-    try {
-      const directory = this.env.DIRECTORY.getByName(directoryName(this.key.replica));
-      await directory.setTracker(this.key.model, this.key.tenant, present, version);
-      if (this.directoryOwed !== null && this.owedVersion <= version) {
-        this.directoryOwed = null;
-        this.store.setDirectoryOwed(null);
-      }
-    } catch (error) {
-      console.error(JSON.stringify({ level: "error", msg: "directory update failed", error: String(error) }));
-      if (version >= this.owedVersion) {
-        this.directoryOwed = present;
-        this.owedVersion = version;
-        this.store.setDirectoryOwed(present);
-      }
-    }
   }
 }

@@ -1,5 +1,6 @@
 import type { ReplicaEvent } from "../core/events";
 import type { PeerStatus } from "../metrics-types";
+import { backoffMs, newPeer, type Peer } from "./peer-state";
 import type { BatchReply, EventLog, OutgoingBatch, ReplicatorOptions } from "./types";
 
 /**
@@ -13,39 +14,13 @@ import type { BatchReply, EventLog, OutgoingBatch, ReplicatorOptions } from "./t
  * is not held to one batch per round trip. An acknowledgement advances the peer's cursor; a failure
  * or a gap rewinds what was sent to it, and the batches still in flight behind it are answered as
  * duplicates or gaps by the receiver, which applies each event at most once and in order. The log
- * keeps what some peer has not acknowledged. A failure backs off
- * exponentially with full jitter (overload at least a second), never a hot loop. A peer whose
+ * keeps what some peer has not acknowledged. A failure backs off exponentially with full jitter
+ * (overload at least a second), never a hot loop. A peer whose
  * backlog passes `maxBacklog`, or who reports a gap the log can no longer fill, is switched to a
  * snapshot resync: it is sent this replica's whole state as events (merging is idempotent, so the
  * snapshot needs no freezing), then the stream resumes after the sequence number the snapshot
  * started at.
  */
-
-export type PeerState = PeerStatus["state"];
-
-interface Peer {
-  name: string;
-  acked: number;
-  /** Highest sequence number sent in a batch still in flight (at least `acked`). */
-  sent: number;
-  state: PeerState;
-  /** Batches sent since the last rewind and not yet answered. */
-  inFlight: number;
-  /**
-   * Rewinds so far (a failure, a gap, a resync): batches sent before the last one are forgotten,
-   * and their late answers ignored (the receiver's later answers cover what they did).
-   */
-  epoch: number;
-  failures: number;
-  retryAt: number;
-  /** When the oldest unshipped event was queued (flush deadline = this + flushMs). */
-  queuedSince: number | null;
-  resync: { source: Iterator<ReplicaEvent>; upTo: number } | null;
-}
-
-const BASE_BACKOFF_MS = 100;
-const MAX_BACKOFF_MS = 30_000;
-const OVERLOAD_BACKOFF_MS = 1_000;
 
 export class Replicator<E> {
   readonly origin: string;
@@ -75,18 +50,7 @@ export class Replicator<E> {
       maxBacklog: options.maxBacklog ?? 100_000,
     };
     for (const name of options.peers) {
-      this.peers.set(name, {
-        name,
-        acked: 0,
-        sent: 0,
-        state: "ok",
-        inFlight: 0,
-        epoch: 0,
-        failures: 0,
-        retryAt: 0,
-        queuedSince: null,
-        resync: null,
-      });
+      this.peers.set(name, newPeer(name));
     }
   }
 
@@ -219,9 +183,7 @@ export class Replicator<E> {
     }
     this.rewind(peer);
     peer.failures++;
-    const cap = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(peer.failures - 1, 20));
-    const delay = Math.max(overloaded ? OVERLOAD_BACKOFF_MS : 0, Math.floor(this.random() * cap) + 1);
-    peer.retryAt = now + delay;
+    peer.retryAt = now + backoffMs(peer.failures, overloaded, this.random);
     if (peer.state !== "resync") peer.state = "backing_off";
     // A snapshot that failed mid-way starts over: its source iterator may have moved on.
     if (peer.resync) this.startResync(peer);
