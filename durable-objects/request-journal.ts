@@ -26,6 +26,7 @@ import {
   type RequestValues,
   UPSERT_REQUEST,
 } from "./request-rows";
+import { GroupDepth, ROW_BYTES } from "./row-groups";
 import { blobToU64, u64ToBlob } from "./u64";
 
 /** Journal rows between folds. */
@@ -34,8 +35,6 @@ export const FOLD_ROWS = 256;
 export const FOLD_BYTES = 4 * 1024 * 1024;
 /** Estimated bytes of journal-only live requests a fold keeps in the journal (newest first). */
 export const KEEP_BYTES = 4 * 1024 * 1024;
-/** Estimated bytes of one journal row (SQLite rows in Durable Objects hold at most 2 MB). */
-const ROW_BYTES = 1024 * 1024;
 
 const PUT = 0;
 const PREFILL = 1;
@@ -69,8 +68,7 @@ export type Write = (query: string, ...bindings: SqlStorageValue[]) => void;
 
 export class RequestJournal {
   private pending = new Map<string, Pending>();
-  /** Open groups (nested calls count once). */
-  private depth = 0;
+  private readonly groups = new GroupDepth();
   private entries: Entry[] = [];
   private blobs: ArrayBuffer[] = [];
   private blobBytes = 0;
@@ -84,17 +82,12 @@ export class RequestJournal {
 
   /** Whether a change to request `id` must go to the journal rather than to `requests`. */
   takes(id: string): boolean {
-    return this.depth > 0 || this.pending.has(id);
+    return this.groups.open || this.pending.has(id);
   }
 
   /** Runs `fn` with every request change it makes journaled, in one row (more past ~1 MB). */
   group<T>(fn: () => T): T {
-    this.depth++;
-    try {
-      return fn();
-    } finally {
-      if (--this.depth === 0) this.endRow();
-    }
+    return this.groups.run(fn, () => this.endRow());
   }
 
   put(row: RequestValues): void {
@@ -163,23 +156,22 @@ export class RequestJournal {
     if (this.rows > 0) this.write("DELETE FROM journal");
     this.forget();
     // Oldest first, as they were journaled (a later fold keeps the newest), in rows of ~1 MB.
-    this.depth++;
-    try {
-      for (const [id, state] of [...kept].reverse()) {
-        this.pending.set(id, state);
-        this.putEntry(state.row!, state.bytes);
-      }
-    } finally {
-      this.depth--;
-    }
-    this.endRow();
+    this.groups.run(
+      () => {
+        for (const [id, state] of [...kept].reverse()) {
+          this.pending.set(id, state);
+          this.putEntry(state.row!, state.bytes);
+        }
+      },
+      () => this.endRow(),
+    );
     this.rowsSinceFold = 0;
     this.bytesSinceFold = 0;
   }
 
   /** Folds the journal if enough has been written since the last fold, keeping the newest requests. */
   foldIfDue(): void {
-    if (this.depth === 0 && (this.rowsSinceFold >= FOLD_ROWS || this.bytesSinceFold >= FOLD_BYTES)) {
+    if (!this.groups.open && (this.rowsSinceFold >= FOLD_ROWS || this.bytesSinceFold >= FOLD_BYTES)) {
       this.fold(KEEP_BYTES);
     }
   }
@@ -226,7 +218,7 @@ export class RequestJournal {
   private add(entry: Entry, bytes: number): void {
     this.entries.push(entry);
     this.rowBytes += bytes;
-    if (this.depth === 0 || this.rowBytes >= ROW_BYTES) this.endRow();
+    if (!this.groups.open || this.rowBytes >= ROW_BYTES) this.endRow();
   }
 
   /** Writes the open row's entries as one journal row. */

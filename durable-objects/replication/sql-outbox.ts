@@ -7,6 +7,7 @@
  * duplicate by the peers). Every write is synchronous, so an event is in the outbox in the same
  * implicit transaction as the change it describes.
  */
+import { GroupDepth, rowRuns } from "../row-groups";
 import { OutboxTail } from "./outbox-tail";
 import type { EventLog } from "./types";
 
@@ -14,14 +15,11 @@ export const OUTBOX_SCHEMA = `CREATE TABLE IF NOT EXISTS outbox (
   seq INTEGER PRIMARY KEY, event BLOB NOT NULL, at INTEGER NOT NULL, count INTEGER NOT NULL DEFAULT 1
 );`;
 
-/** Bytes of one grouped row at most (SQLite rows in Durable Objects hold at most 2 MB). */
-export const ROW_BYTES = 1024 * 1024;
-
 export class SqlOutbox implements EventLog<Uint8Array> {
   /** The newest entries in memory too, so shipping them reads nothing back. */
   private readonly tail = new OutboxTail();
-  /** Open groups (nested calls count once); while one is open, appended events wait in `grouped`. */
-  private depth = 0;
+  /** While a group is open, appended events wait in `grouped`. */
+  private readonly groups = new GroupDepth();
   private grouped: { seq: number; entry: Uint8Array; at: number }[] = [];
 
   /**
@@ -49,21 +47,16 @@ export class SqlOutbox implements EventLog<Uint8Array> {
     return row ? Number(row.last) : 0;
   }
 
-  /** Runs `fn` with the events it appends written as one outbox row when it returns. */
+  /** Runs `fn` with the events it appends written as one outbox row (a few past ~1 MB) when it returns. */
   group<T>(fn: () => T): T {
-    this.depth++;
-    try {
-      return fn();
-    } finally {
-      if (--this.depth === 0) this.writeGroup();
-    }
+    return this.groups.run(fn, () => this.writeGroup());
   }
 
   append(seq: number, entry: Uint8Array, at: number): void {
     this.beforeFirstEvent();
     this.ready = true;
     this.tail.push(seq, entry, at);
-    if (this.depth > 0) this.grouped.push({ seq, entry, at });
+    if (this.groups.open) this.grouped.push({ seq, entry, at });
     else this.writeRow(seq, 1, bytesOf(entry), at);
   }
 
@@ -124,21 +117,14 @@ export class SqlOutbox implements EventLog<Uint8Array> {
     return Number(this.sql.exec("SELECT coalesce(min(seq), 1) AS s FROM outbox").one().s);
   }
 
-  /** Writes the open group's events as one row, or a few of at most {@link ROW_BYTES} each. */
+  /** Writes the open group's events as one row, or a few of at most `ROW_BYTES` each. */
   private writeGroup(): void {
     const events = this.grouped;
     this.grouped = [];
-    for (let from = 0; from < events.length; ) {
-      let to = from;
-      let size = 0;
-      while (to < events.length && (to === from || size + 4 + events[to]!.entry.length <= ROW_BYTES)) {
-        size += 4 + events[to]!.entry.length;
-        to++;
-      }
+    for (const [from, to, size] of rowRuns(events)) {
       const { seq, entry, at } = events[from]!;
       if (to - from === 1) this.writeRow(seq, 1, bytesOf(entry), at);
       else this.writeRow(seq, to - from, joinEntries(events, from, to, size), at);
-      from = to;
     }
   }
 

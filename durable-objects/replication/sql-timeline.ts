@@ -9,7 +9,8 @@
 import type { HybridClock } from "../core/clock";
 import type { DepartureLog, TimelineEvent } from "../core/departure-log";
 import { decodeEvent, encodeEvent } from "./event-codec";
-import { bytesOf, joinEntries, ROW_BYTES, splitEntries } from "./sql-outbox";
+import { GroupDepth, rowRuns } from "../row-groups";
+import { bytesOf, joinEntries, splitEntries } from "./sql-outbox";
 
 export const TIMELINE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS timeline (
@@ -21,7 +22,7 @@ CREATE TABLE IF NOT EXISTS timeline_groups (
 `;
 
 export class SqlTimeline {
-  private depth = 0;
+  private readonly groups = new GroupDepth();
   private grouped: { ts: number; entry: Uint8Array }[] = [];
   /** Number of the next group row (unique with its time); read from storage on first use. */
   private nextGroup: number | null = null;
@@ -34,18 +35,13 @@ export class SqlTimeline {
 
   /** Runs `fn` with the changes it keeps written as one row (a few past ~1 MB) when it returns. */
   group<T>(fn: () => T): T {
-    this.depth++;
-    try {
-      return fn();
-    } finally {
-      if (--this.depth === 0) this.writeGroup();
-    }
+    return this.groups.run(fn, () => this.writeGroup());
   }
 
   set(event: TimelineEvent): void {
     this.ensure();
     const entry = encodeEvent(event);
-    if (this.depth > 0) this.grouped.push({ ts: event.ts, entry });
+    if (this.groups.open) this.grouped.push({ ts: event.ts, entry });
     else {
       this.sql.exec(
         "INSERT OR REPLACE INTO timeline (ts, origin, event) VALUES (?, ?, ?)",
@@ -84,15 +80,9 @@ export class SqlTimeline {
     this.grouped = [];
     if (events.length === 0) return;
     this.nextGroup ??= Number(this.sql.exec("SELECT coalesce(max(n), 0) AS n FROM timeline_groups").one().n);
-    for (let from = 0; from < events.length; ) {
-      let to = from;
-      let size = 0;
+    for (const [from, to, size] of rowRuns(events)) {
       let ts = Number.NEGATIVE_INFINITY;
-      while (to < events.length && (to === from || size + 4 + events[to]!.entry.length <= ROW_BYTES)) {
-        size += 4 + events[to]!.entry.length;
-        ts = Math.max(ts, events[to]!.ts);
-        to++;
-      }
+      for (let i = from; i < to; i++) ts = Math.max(ts, events[i]!.ts);
       this.sql.exec(
         "INSERT INTO timeline_groups (ts, n, count, events) VALUES (?, ?, ?, ?)",
         ts,
@@ -100,7 +90,6 @@ export class SqlTimeline {
         to - from,
         joinEntries(events, from, to, size),
       );
-      from = to;
     }
   }
 }

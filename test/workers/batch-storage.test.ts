@@ -6,7 +6,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { BatchOp } from "../../durable-objects/types";
-import { hashes, trackerStub, uniqueKey } from "./helpers";
+import { hashes, storedRequests, trackerStub, uniqueKey } from "./helpers";
 
 const BIG = 2n ** 64n - 2n;
 const LONG_ID = `long-${"é".repeat(250)}`;
@@ -57,23 +57,6 @@ const OPS: BatchOp[] = [
   { op: "add", requestId: "e", workerId: BIG, dpRank: 1, hashes: hashes(2n ** 63n, 3), newIslTokens: 4 },
 ];
 
-/** The stored rows, with the clock-dependent columns reduced to what must hold of them. */
-async function rowsOf(key: ReturnType<typeof uniqueKey>): Promise<Record<string, unknown>[]> {
-  return runInDurableObject(trackerStub(key), (_instance, state) =>
-    state.storage.sql
-      .exec("SELECT * FROM requests ORDER BY seq")
-      .toArray()
-      .map(({ started_at, add_ts, deadline, prefill_ts, anchor_at, worker_id, hashes: prompt, ...row }) => ({
-        ...row,
-        worker_id: [...new Uint8Array(worker_id as ArrayBuffer)],
-        hashes: [...new Uint8Array(prompt as ArrayBuffer)],
-        types: [typeof started_at, typeof add_ts, typeof deadline, typeof prefill_ts, typeof anchor_at],
-        lifetime: (deadline as number) - (started_at as number),
-        anchored: anchor_at !== null,
-      })),
-  );
-}
-
 function journalRows(key: ReturnType<typeof uniqueKey>): Promise<number> {
   return runInDurableObject(
     trackerStub(key),
@@ -113,8 +96,8 @@ describe("/batch storage", () => {
     expect(await again.potentialLoads(query, 10)).toEqual(potential);
     expect(await journalRows(batched.key)).toBe(0);
 
-    const rows = await rowsOf(batched.key);
-    expect(rows).toEqual(await rowsOf(single.key));
+    const rows = await storedRequests(batched.key);
+    expect(rows).toEqual(await storedRequests(single.key));
     expect(rows.map((row) => row.request_id)).toEqual(["a\u0000b", "𝄞-clef", LONG_ID, 'q"uote\\', "e"]);
     expect(rows.find((row) => row.request_id === LONG_ID)?.prefill_duration_ms).toBe(12.345);
     // The restored ids are live ones: booking any of them again is refused.

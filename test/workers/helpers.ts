@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { trackerName } from "../../durable-objects/naming";
 
@@ -26,4 +27,28 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, stepMs));
   }
   return check();
+}
+
+/**
+ * A tracker's stored requests in add order, with the clock-dependent columns reduced to what must
+ * hold of them (which are set, and the lifetime), so that trackers fed at different times compare.
+ */
+export function storedRequests(key: {
+  model: string;
+  tenant: string;
+  replica: string;
+}): Promise<Record<string, unknown>[]> {
+  return runInDurableObject(trackerStub(key), (_instance, state) =>
+    state.storage.sql
+      .exec("SELECT * FROM requests ORDER BY seq")
+      .toArray()
+      .map(({ started_at, add_ts, deadline, prefill_ts, anchor_at, worker_id, hashes: prompt, ...row }) => ({
+        ...row,
+        worker_id: [...new Uint8Array(worker_id as ArrayBuffer)],
+        hashes: [...new Uint8Array(prompt as ArrayBuffer)],
+        types: [typeof started_at, typeof add_ts, typeof deadline, typeof prefill_ts, typeof anchor_at],
+        lifetime: (deadline as number) - (started_at as number),
+        anchored: anchor_at !== null,
+      })),
+  );
 }

@@ -8,9 +8,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { HybridClock } from "../../durable-objects/core/clock";
 import type { DepartureLog, TimelineEvent } from "../../durable-objects/core/departure-log";
-import { ROW_BYTES } from "../../durable-objects/replication/sql-outbox";
 import { SqlTimeline, TIMELINE_SCHEMA } from "../../durable-objects/replication/sql-timeline";
 import { SqlReplicaStore } from "../../durable-objects/replication/sql-replica-store";
+import { ROW_BYTES } from "../../durable-objects/row-groups";
 import { trackerStub, uniqueKey } from "./helpers";
 
 const T0 = 1_700_000_000_000;

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FOLD_ROWS } from "../../durable-objects/request-journal";
 import type { AddInput, BatchOp } from "../../durable-objects/types";
-import { hashes, trackerStub, uniqueKey } from "./helpers";
+import { hashes, storedRequests, trackerStub, uniqueKey } from "./helpers";
 
 type Key = ReturnType<typeof uniqueKey>;
 
@@ -26,21 +26,6 @@ function fold(key: Key, keepBytes = 0): Promise<void> {
   return runInDurableObject(trackerStub(key), (instance) => {
     (instance as unknown as { store: { fold(keepBytes: number): void } }).store.fold(keepBytes);
   });
-}
-
-/** The stored requests without their clock readings (the two trackers book at different times). */
-function rowsOf(key: Key): Promise<unknown[]> {
-  return runInDurableObject(trackerStub(key), (_instance, state) =>
-    state.storage.sql
-      .exec("SELECT * FROM requests ORDER BY seq")
-      .toArray()
-      .map(({ started_at, add_ts, deadline, prefill_ts, anchor_at, worker_id, hashes: prompt, ...row }) => ({
-        ...row,
-        worker_id: [...new Uint8Array(worker_id as ArrayBuffer)],
-        hashes: [...new Uint8Array(prompt as ArrayBuffer)],
-        stamped: [started_at, add_ts, deadline, prefill_ts, anchor_at].map((value) => value === null),
-      })),
-  );
 }
 
 const WORKERS = [1n, 2n ** 64n - 1n];
@@ -157,7 +142,7 @@ describe("request journal", () => {
         await abortAllDurableObjects();
         expect(await trackerStub(subject.key).listLoads()).toEqual(await trackerStub(twin.key).listLoads());
         expect(await countOf(subject.key, "journal")).toBe(0);
-        expect(await rowsOf(subject.key)).toEqual(await rowsOf(twin.key));
+        expect(await storedRequests(subject.key)).toEqual(await storedRequests(twin.key));
       }),
       { numRuns: 25 },
     );
