@@ -75,7 +75,7 @@ interface Pending {
 export type Write = (query: string, ...bindings: SqlStorageValue[]) => void;
 
 export class RequestJournal {
-  private pending = new Map<string, Pending>();
+  private readonly pending = new Map<string, Pending>();
   private readonly groups = new GroupDepth();
   private entries: Entry[] = [];
   private blobs: ArrayBuffer[] = [];
@@ -95,7 +95,7 @@ export class RequestJournal {
 
   /** Runs `fn` with every request change it makes journaled, in one row (more past ~1 MB). */
   group<T>(fn: () => T): T {
-    return this.groups.run(fn, () => this.endRow());
+    return this.groups.run(fn, () => this.commit());
   }
 
   put(row: RequestValues): void {
@@ -177,13 +177,6 @@ export class RequestJournal {
     this.bytesSinceFold = 0;
   }
 
-  /** Folds the journal if enough has been written since the last fold, keeping the newest requests. */
-  foldIfDue(): void {
-    if (!this.groups.open && (this.rowsSinceFold >= FOLD_ROWS || this.bytesSinceFold >= FOLD_BYTES)) {
-      this.fold(KEEP_BYTES);
-    }
-  }
-
   /** Drops every pending change (the tables were emptied). */
   forget(): void {
     this.pending.clear();
@@ -226,7 +219,17 @@ export class RequestJournal {
   private add(entry: Entry, bytes: number): void {
     this.entries.push(entry);
     this.rowBytes += bytes;
-    if (!this.groups.open || this.rowBytes >= ROW_BYTES) this.endRow();
+    if (!this.groups.open) this.commit();
+    else if (this.rowBytes >= ROW_BYTES) this.endRow();
+  }
+
+  /**
+   * Ends the open row, outside any group, and folds the journal if enough has been written since the
+   * last fold, keeping the newest requests.
+   */
+  private commit(): void {
+    this.endRow();
+    if (this.rowsSinceFold >= FOLD_ROWS || this.bytesSinceFold >= FOLD_BYTES) this.fold(KEEP_BYTES);
   }
 
   /** Writes the open row's entries as one journal row. */

@@ -1,7 +1,7 @@
 /**
  * What the grouped writers (`request-journal.ts`, `replication/sql-outbox.ts`,
- * `replication/sql-timeline.ts`) share: nesting of groups, and cutting a group's entries into rows
- * below the 2 MB that a SQLite row holds in a Durable Object.
+ * `replication/sql-timeline.ts`) share: nesting of groups, cutting a group's entries into rows below
+ * the 2 MB that a SQLite row holds in a Durable Object, and packing entries into a row's BLOB.
  */
 
 /** Bytes of one grouped row at most. */
@@ -40,4 +40,43 @@ export function* rowRuns(entries: { entry: Uint8Array }[]): Generator<[number, n
     yield [from, to, size];
     from = to;
   }
+}
+
+/** Entries `from ..< to` of `events`, each behind its 4-byte length (`size` bytes in all). */
+export function joinEntries(
+  events: { entry: Uint8Array }[],
+  from: number,
+  to: number,
+  size: number,
+): ArrayBuffer {
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  let pos = 0;
+  for (let i = from; i < to; i++) {
+    const { entry } = events[i]!;
+    view.setUint32(pos, entry.length);
+    bytes.set(entry, pos + 4);
+    pos += 4 + entry.length;
+  }
+  return bytes.buffer;
+}
+
+/** The `count` entries of a grouped row, each behind its 4-byte length. */
+export function splitEntries(blob: ArrayBuffer, count: number): Uint8Array[] {
+  const view = new DataView(blob);
+  const entries: Uint8Array[] = [];
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    const length = view.getUint32(pos);
+    entries.push(new Uint8Array(blob, pos + 4, length));
+    pos += 4 + length;
+  }
+  return entries;
+}
+
+/** The bytes as an ArrayBuffer of exactly their length (SQLite binds ArrayBuffers). */
+export function bytesOf(bytes: Uint8Array): ArrayBuffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)
+    return bytes.buffer as ArrayBuffer;
+  return bytes.slice().buffer as ArrayBuffer;
 }

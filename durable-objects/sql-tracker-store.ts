@@ -100,25 +100,21 @@ export class SqlTrackerStore implements TrackerStore {
     const row = requestValues(req, input, ++this.seq);
     if (this.journal.takes(req.id)) this.journal.put(row);
     else this.exec(UPSERT_REQUEST, ...row);
-    this.foldIfDue();
   }
 
   prefillCompleted(req: LiveRequest): void {
     if (this.journal.takes(req.id)) this.journal.prefillCompleted(req.id, req.prefillTs, req.prefillOrigin);
     else this.exec(COMPLETE_PREFILL, req.prefillTs, req.prefillOrigin, req.id);
-    this.foldIfDue();
   }
 
   anchorMoved(req: LiveRequest, at: number): void {
     if (this.journal.takes(req.id)) this.journal.anchorMoved(req.id, at);
     else this.exec(MOVE_ANCHOR, at, req.id);
-    this.foldIfDue();
   }
 
   requestRemoved(req: LiveRequest): void {
     if (this.journal.takes(req.id)) this.journal.removed(req.id);
     else this.exec(DELETE_REQUEST, req.id);
-    this.foldIfDue();
   }
 
   /**
@@ -126,11 +122,7 @@ export class SqlTrackerStore implements TrackerStore {
    * row (`request-journal.ts`), folding the journal afterwards if it is due.
    */
   group<T>(fn: () => T): T {
-    try {
-      return this.journal.group(fn);
-    } finally {
-      this.foldIfDue();
-    }
+    return this.journal.group(fn);
   }
 
   /** Folds the journal now, keeping up to `keepBytes` of its newest live requests (tests). */
@@ -169,10 +161,6 @@ export class SqlTrackerStore implements TrackerStore {
     this.sql.exec(TRACKER_SCHEMA);
     storeName(this.sql, this.name);
     this.schemaReady = true;
-  }
-
-  private foldIfDue(): void {
-    this.journal.foldIfDue();
   }
 
   private exec(query: string, ...bindings: SqlStorageValue[]): void {

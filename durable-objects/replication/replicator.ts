@@ -15,11 +15,10 @@ import type { BatchReply, EventLog, OutgoingBatch, ReplicatorOptions } from "./t
  * or a gap rewinds what was sent to it, and the batches still in flight behind it are answered as
  * duplicates or gaps by the receiver, which applies each event at most once and in order. The log
  * keeps what some peer has not acknowledged. A failure backs off exponentially with full jitter
- * (overload at least a second), never a hot loop. A peer whose
- * backlog passes `maxBacklog`, or who reports a gap the log can no longer fill, is switched to a
- * snapshot resync: it is sent this replica's whole state as events (merging is idempotent, so the
- * snapshot needs no freezing), then the stream resumes after the sequence number the snapshot
- * started at.
+ * (overload at least a second), never a hot loop. A peer whose backlog passes `maxBacklog`, or who
+ * reports a gap the log can no longer fill, is switched to a snapshot resync: it is sent this
+ * replica's whole state as events (merging is idempotent, so the snapshot needs no freezing), then
+ * the stream resumes after the sequence number the snapshot started at.
  */
 
 export class Replicator<E> {

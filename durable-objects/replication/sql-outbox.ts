@@ -7,7 +7,7 @@
  * duplicate by the peers). Every write is synchronous, so an event is in the outbox in the same
  * implicit transaction as the change it describes.
  */
-import { GroupDepth, rowRuns } from "../row-groups";
+import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../row-groups";
 import { OutboxTail } from "./outbox-tail";
 import type { EventLog } from "./types";
 
@@ -23,15 +23,15 @@ export class SqlOutbox implements EventLog<Uint8Array> {
   private grouped: { seq: number; entry: Uint8Array; at: number }[] = [];
 
   /**
-   * @param ready whether the table exists (it is created with the first event)
+   * @param ready whether the replication tables exist (they are created with the first event)
    * @param beforeFirstEvent creates the replication tables (and stores what goes with them)
    */
   constructor(
     private readonly sql: SqlStorage,
-    private ready: boolean,
+    private readonly ready: () => boolean,
     private readonly beforeFirstEvent: () => void,
   ) {
-    if (!ready) return;
+    if (!ready()) return;
     // Storage written before grouped rows existed.
     const columns = sql.exec<{ name: string }>("PRAGMA table_info(outbox)").toArray();
     if (!columns.some((column) => column.name === "count")) {
@@ -40,7 +40,7 @@ export class SqlOutbox implements EventLog<Uint8Array> {
   }
 
   lastSeq(): number {
-    if (!this.ready) return 0;
+    if (!this.ready()) return 0;
     const row = this.sql
       .exec("SELECT seq + count - 1 AS last FROM outbox ORDER BY seq DESC LIMIT 1")
       .toArray()[0];
@@ -54,18 +54,16 @@ export class SqlOutbox implements EventLog<Uint8Array> {
 
   append(seq: number, entry: Uint8Array, at: number): void {
     this.beforeFirstEvent();
-    this.ready = true;
     this.tail.push(seq, entry, at);
     if (this.groups.open) this.grouped.push({ seq, entry, at });
     else this.writeRow(seq, 1, bytesOf(entry), at);
   }
 
   read(afterSeq: number, max: number): { seq: number; entry: Uint8Array }[] {
-    if (!this.ready) return [];
+    if (!this.ready()) return [];
     const recent = this.tail.read(afterSeq, max);
     if (recent !== null) return recent;
     type Row = { seq: number; count: number; event: ArrayBuffer };
-    // The row holding `afterSeq + 1` may start before it; the rows after start after it.
     const out: { seq: number; entry: Uint8Array }[] = [];
     const take = (row: Row) => {
       const entries = row.count === 1 ? [new Uint8Array(row.event)] : splitEntries(row.event, row.count);
@@ -89,7 +87,7 @@ export class SqlOutbox implements EventLog<Uint8Array> {
   }
 
   trim(seq: number): void {
-    if (!this.ready) return;
+    if (!this.ready()) return;
     this.tail.trim(seq);
     // `seq <= ?` bounds the scan by the key; the rest keeps rows that end past the cut, and the newest.
     this.sql.exec(
@@ -100,7 +98,7 @@ export class SqlOutbox implements EventLog<Uint8Array> {
   }
 
   appendedAt(seq: number): number | undefined {
-    if (!this.ready) return undefined;
+    if (!this.ready()) return undefined;
     const recent = this.tail.appendedAt(seq);
     if (recent !== null) return recent;
     const row = this.sql
@@ -113,7 +111,7 @@ export class SqlOutbox implements EventLog<Uint8Array> {
   }
 
   oldest(): number {
-    if (!this.ready) return 1;
+    if (!this.ready()) return 1;
     return Number(this.sql.exec("SELECT coalesce(min(seq), 1) AS s FROM outbox").one().s);
   }
 
@@ -131,43 +129,4 @@ export class SqlOutbox implements EventLog<Uint8Array> {
   private writeRow(seq: number, count: number, event: ArrayBuffer, at: number): void {
     this.sql.exec("INSERT INTO outbox (seq, event, at, count) VALUES (?, ?, ?, ?)", seq, event, at, count);
   }
-}
-
-/** Entries `from ..< to` of `events`, each behind its 4-byte length (`size` bytes in all). */
-export function joinEntries(
-  events: { entry: Uint8Array }[],
-  from: number,
-  to: number,
-  size: number,
-): ArrayBuffer {
-  const bytes = new Uint8Array(size);
-  const view = new DataView(bytes.buffer);
-  let pos = 0;
-  for (let i = from; i < to; i++) {
-    const { entry } = events[i]!;
-    view.setUint32(pos, entry.length);
-    bytes.set(entry, pos + 4);
-    pos += 4 + entry.length;
-  }
-  return bytes.buffer;
-}
-
-/** The `count` entries of a grouped outbox row, each behind its 4-byte length. */
-export function splitEntries(blob: ArrayBuffer, count: number): Uint8Array[] {
-  const view = new DataView(blob);
-  const entries: Uint8Array[] = [];
-  let pos = 0;
-  for (let i = 0; i < count; i++) {
-    const length = view.getUint32(pos);
-    entries.push(new Uint8Array(blob, pos + 4, length));
-    pos += 4 + length;
-  }
-  return entries;
-}
-
-/** The bytes as an ArrayBuffer of exactly their length (SQLite binds ArrayBuffers). */
-export function bytesOf(bytes: Uint8Array): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)
-    return bytes.buffer as ArrayBuffer;
-  return bytes.slice().buffer as ArrayBuffer;
 }

@@ -5,7 +5,8 @@ import type { RecordKind, ReplicaRecords } from "../core/replica-records";
 import { storeName } from "../identity";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import type { StreamPosition } from "./inbox";
-import { bytesOf, OUTBOX_SCHEMA, SqlOutbox } from "./sql-outbox";
+import { bytesOf } from "../row-groups";
+import { OUTBOX_SCHEMA, SqlOutbox } from "./sql-outbox";
 import { SqlTimeline, TIMELINE_SCHEMA } from "./sql-timeline";
 
 /**
@@ -51,7 +52,11 @@ export class SqlReplicaStore {
     this.ready = sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").toArray().length > 0;
     // Storage written before timelines existed.
     if (this.ready) sql.exec(TIMELINE_SCHEMA);
-    this.outbox = new SqlOutbox(sql, this.ready, () => this.beforeFirstEvent());
+    this.outbox = new SqlOutbox(
+      sql,
+      () => this.ready,
+      () => this.beforeFirstEvent(),
+    );
     this.timeline = new SqlTimeline(sql, () => this.ensure());
   }
 

@@ -9,8 +9,7 @@
 import type { HybridClock } from "../core/clock";
 import type { DepartureLog, TimelineEvent } from "../core/departure-log";
 import { decodeEvent, encodeEvent } from "./event-codec";
-import { GroupDepth, rowRuns } from "../row-groups";
-import { bytesOf, joinEntries, splitEntries } from "./sql-outbox";
+import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../row-groups";
 
 export const TIMELINE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS timeline (
