@@ -1,23 +1,29 @@
 /**
  * Group commit for the `requests` table. A call that changes many requests at once (a `/batch`, a
  * batch of a peer's events) writes its changes as one `journal` row instead of one row per change;
- * every change to a request with a journaled change not yet folded goes to the journal too, so a
+ * every change to a request with a change still in the journal goes to the journal too, so a
  * request's changes are always replayed in order.
  *
- * Every {@link FOLD_ROWS} journal rows or {@link FOLD_BYTES} the journal is *folded*, in the same
- * synchronous step as the call that filled it: removals and updates of requests that `requests`
- * holds are written there; the newest journal-only live requests, up to {@link KEEP_BYTES}, are
- * written again as a few large journal rows (a snapshot), older ones to `requests`; then the old
- * journal rows are deleted. A request booked and freed within about two folds (all of a busy
- * `/batch` client's short requests) never costs a row of its own.
+ * The journal is a log cleaned from its oldest end, a bounded slice at a time: when a row leaves it
+ * past {@link MAX_ROWS} rows or {@link MAX_BYTES}, the oldest rows are *cleaned*. A change that a
+ * later row supersedes (a later booking or removal of the same request) is dropped; a removal or
+ * update of a request that `requests` holds is written there; a request still live that only the
+ * journal holds is written again at its new end (*carried*) while such requests total at most
+ * {@link KEEP_BYTES}, and to `requests` past that (the oldest first). Then the cleaned rows are
+ * deleted. A busy `/batch` client's requests that live less than about a journal's length never cost
+ * a row of their own, and no call cleans much more than it wrote: there is no pause for a whole
+ * journal.
  *
  * Durability is unchanged: a journal row commits with the call's other writes, before its answer
- * leaves. After a restart, {@link replayJournal} applies the journal to `requests` in order (a redo
+ * leaves. `requests` followed by the journal's rows in order is always the tracker's state: a row is
+ * cleaned only when it is the oldest, and cleaning applies what it holds to `requests`. After a
+ * restart, `replayJournal` (`journal-entries.ts`) applies the journal to `requests` in order (a redo
  * log) before the tracker is read back.
  *
  * Why: SQLite costs ~10 µs and one billed row per row written; a 256-op `/batch` wrote 256 rows.
- * Memory: the journal keeps the rows it may rewrite, about FOLD_BYTES + KEEP_BYTES counted as
- * below (measured in V8: 4 MB counted of removals held 4.6 MB of heap, of 64-hash bookings 5.6 MB).
+ * Memory: the journal keeps the state of every request it holds a change of: at most about
+ * MAX_BYTES counted as below plus what one cleaning carries (measured in V8 with 64-hash bookings and
+ * frees: 11.6–11.9 MB of heap at the bounds).
  */
 import {
   COMPLETE_PREFILL,
@@ -27,14 +33,16 @@ import {
   type RequestValues,
   UPSERT_REQUEST,
 } from "./request-rows";
-import { GroupDepth, ROW_BYTES } from "./row-groups";
-import { blobToU64, u64ToBlob } from "./u64";
 
-/** Journal rows between folds. */
-export const FOLD_ROWS = 256;
-/** Estimated journal bytes between folds. */
-export const FOLD_BYTES = 4 * 1024 * 1024;
-/** Estimated bytes of journal-only live requests a fold keeps in the journal (newest first). */
+export { replayJournal, type Write } from "./journal-entries";
+import { ANCHOR, type Entry, type Write, PREFILL, putEntry, REMOVE } from "./journal-entries";
+import { GroupDepth, ROW_BYTES } from "./row-groups";
+
+/** Journal rows kept before the oldest are cleaned. */
+export const MAX_ROWS = 256;
+/** Estimated journal bytes kept before the oldest rows are cleaned. */
+export const MAX_BYTES = 8 * 1024 * 1024;
+/** Estimated bytes of live requests the journal alone holds, past which cleaning writes them to `requests`. */
 export const KEEP_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -44,49 +52,52 @@ export const KEEP_BYTES = 4 * 1024 * 1024;
  */
 const STATE_BYTES = 128;
 
-const PUT = 0;
-const PREFILL = 1;
-const ANCHOR = 2;
-const REMOVE = 3;
-
-/**
- * One journaled change, as JSON: a put carries every column of {@link REQUEST_COLUMN} in order, with
- * the worker id as a decimal string and the prompt as its hash count (its bytes are in the row's
- * `hashes` BLOB, in entry order).
- */
-type Entry =
-  | [typeof PUT, ...(string | number | null)[]]
-  | [typeof PREFILL, string, number, string]
-  | [typeof ANCHOR, string, number]
-  | [typeof REMOVE, string];
-
-/** What the fold writes for one request: its whole row, a delete, or column updates. */
+/** A request with a change in the journal: what cleaning its rows writes for it. */
 interface Pending {
+  /** Its whole row while the journal holds its booking; null once removed or written to `requests`. */
   row: RequestValues | null;
   /** Estimated journal bytes of `row`. */
   bytes: number;
   removed: boolean;
-  /** `requests` holds a row for this id (written before its first journaled change). */
+  /** `requests` holds a row for this id. */
   inTable: boolean;
+  /** Changes to its `requests` row not written there yet. */
   prefill?: [ts: number, origin: string];
   anchorAt?: number;
+  /** The journal row of its newest booking or removal (0: none); older changes are superseded. */
+  base: number;
+  /** The journal row of its newest change: its state is dropped when that row is cleaned. */
+  last: number;
 }
 
-export type Write = (query: string, ...bindings: SqlStorageValue[]) => void;
+/** A row of the journal table: its key, estimated bytes, and the requests with a change in it. */
+interface JournalRow {
+  seq: number;
+  bytes: number;
+  ids: string[];
+}
 
 export class RequestJournal {
   private readonly pending = new Map<string, Pending>();
   private readonly groups = new GroupDepth();
+  /** The journal's rows, oldest first. */
+  private readonly rows: JournalRow[] = [];
+  private rowsBytes = 0;
+  /** Estimated bytes of the live requests whose row only the journal holds. */
+  private liveBytes = 0;
+  /** The open row (written when its group ends or it reaches ~1 MB), and its key. */
+  private open: JournalRow;
   private entries: Entry[] = [];
   private blobs: ArrayBuffer[] = [];
   private blobBytes = 0;
-  private rowBytes = 0;
-  private rowsSinceFold = 0;
-  private bytesSinceFold = 0;
-  /** Rows in the journal table, snapshots included. */
-  private rows = 0;
 
-  constructor(private readonly write: Write) {}
+  /** @param bounds rows and estimated bytes kept before the oldest rows are cleaned. */
+  constructor(
+    private readonly write: Write,
+    private readonly bounds = { maxRows: MAX_ROWS, maxBytes: MAX_BYTES, keepBytes: KEEP_BYTES },
+  ) {
+    this.open = { seq: 1, bytes: 0, ids: [] };
+  }
 
   /** Whether a change to request `id` must go to the journal rather than to `requests`. */
   takes(id: string): boolean {
@@ -101,12 +112,14 @@ export class RequestJournal {
   put(row: RequestValues): void {
     const id = row[REQUEST_COLUMN.request_id] as string;
     const state = this.stateOf(id, false);
+    if (state.row) this.liveBytes -= state.bytes;
     state.row = row;
     state.bytes = 2 * id.length + (row[REQUEST_COLUMN.hashes] as ArrayBuffer).byteLength + STATE_BYTES + 128;
     state.removed = false;
     state.prefill = undefined;
     state.anchorAt = undefined;
-    this.putEntry(row, state.bytes);
+    this.liveBytes += state.bytes;
+    this.putEntry(id, state);
   }
 
   prefillCompleted(id: string, ts: number, origin: string): void {
@@ -116,120 +129,147 @@ export class RequestJournal {
       state.row[REQUEST_COLUMN.prefill_ts] = ts;
       state.row[REQUEST_COLUMN.prefill_origin] = origin;
     } else state.prefill = [ts, origin];
-    this.add([PREFILL, id, ts, origin], 2 * (id.length + origin.length) + STATE_BYTES);
+    this.add(id, state, [PREFILL, id, ts, origin], 2 * (id.length + origin.length) + STATE_BYTES);
   }
 
   anchorMoved(id: string, at: number): void {
     const state = this.stateOf(id, true);
     if (state.row) state.row[REQUEST_COLUMN.anchor_at] = at;
     else state.anchorAt = at;
-    this.add([ANCHOR, id, at], 2 * id.length + STATE_BYTES);
+    this.add(id, state, [ANCHOR, id, at], 2 * id.length + STATE_BYTES);
   }
 
   removed(id: string): void {
     const state = this.stateOf(id, true);
+    if (state.row) this.liveBytes -= state.bytes;
     state.row = null;
     state.removed = true;
     state.prefill = undefined;
     state.anchorAt = undefined;
-    this.add([REMOVE, id], 2 * id.length + STATE_BYTES);
+    state.base = this.open.seq;
+    this.add(id, state, [REMOVE, id], 2 * id.length + STATE_BYTES);
   }
 
   /**
-   * Folds the journal: what `requests` holds is brought up to date, journal-only live requests are
-   * written again to the journal (the newest, up to `keepBytes`) or to `requests`, and the old
-   * journal rows are deleted. The open group's changes are among those written.
+   * Cleans the oldest rows until the journal holds at most `maxRows` rows and `maxBytes`, carrying
+   * live requests that only it holds to its end while they total at most `keepBytes`.
    */
-  fold(keepBytes = 0): void {
-    const states = [...this.pending];
-    const kept = new Map<string, Pending>();
-    let budget = keepBytes;
-    for (let i = states.length - 1; i >= 0 && budget > 0; i--) {
-      const [id, state] = states[i]!;
-      if (state.row === null) continue;
-      if (state.bytes > budget) break;
-      kept.set(id, state);
-      budget -= state.bytes;
-    }
-    for (const [id, state] of states) {
-      if (kept.has(id)) continue;
-      if (state.row) this.write(UPSERT_REQUEST, ...state.row);
-      else if (state.removed) {
-        if (state.inTable) this.write(DELETE_REQUEST, id);
-      } else {
-        if (state.prefill) this.write(COMPLETE_PREFILL, ...state.prefill, id);
-        if (state.anchorAt !== undefined) this.write(MOVE_ANCHOR, state.anchorAt, id);
-      }
-    }
-    if (this.rows > 0) this.write("DELETE FROM journal");
-    this.forget();
-    // Oldest first, as they were journaled (a later fold keeps the newest), in rows of ~1 MB.
+  clean(
+    maxRows = this.bounds.maxRows,
+    maxBytes = this.bounds.maxBytes,
+    keepBytes = this.bounds.keepBytes,
+  ): void {
+    const oldest = this.rows.length;
+    let cleaned = 0;
+    // Carried bookings go to new rows at the end, which this cleaning leaves alone.
     this.groups.run(
       () => {
-        for (const [id, state] of [...kept].reverse()) {
-          this.pending.set(id, state);
-          this.putEntry(state.row!, state.bytes);
+        while (cleaned < oldest && (this.rows.length - cleaned > maxRows || this.rowsBytes > maxBytes)) {
+          const row = this.rows[cleaned++]!;
+          this.rowsBytes -= row.bytes;
+          this.cleanRow(row, keepBytes);
         }
       },
       () => this.endRow(),
     );
-    this.rowsSinceFold = 0;
-    this.bytesSinceFold = 0;
+    this.drop(cleaned);
+  }
+
+  /** Empties the journal into `requests`, the open group's changes included. */
+  fold(): void {
+    this.endRow();
+    for (const row of this.rows) this.cleanRow(row, -1);
+    this.drop(this.rows.length);
+    this.rowsBytes = 0;
   }
 
   /** Drops every pending change (the tables were emptied). */
   forget(): void {
     this.pending.clear();
+    this.rows.length = 0;
+    this.rowsBytes = 0;
+    this.liveBytes = 0;
+    this.open = { seq: 1, bytes: 0, ids: [] };
     this.entries = [];
     this.blobs = [];
     this.blobBytes = 0;
-    this.rowBytes = 0;
-    this.rowsSinceFold = 0;
-    this.bytesSinceFold = 0;
-    this.rows = 0;
   }
 
-  /** The pending state of `id`, created on its first journaled change since the last fold. */
+  /**
+   * Applies what the oldest row `row` holds to `requests`, or carries its live requests while those
+   * the journal alone holds fit in `keepBytes`, leaving out what later rows supersede.
+   */
+  private cleanRow(row: JournalRow, keepBytes: number): void {
+    for (const id of row.ids) {
+      const state = this.pending.get(id);
+      if (!state || state.base > row.seq) continue;
+      if (state.row) {
+        if (this.liveBytes <= keepBytes) {
+          this.putEntry(id, state);
+          continue;
+        }
+        this.write(UPSERT_REQUEST, ...state.row);
+        this.liveBytes -= state.bytes;
+        state.row = null;
+        state.inTable = true;
+      } else if (state.removed) {
+        if (state.inTable) this.write(DELETE_REQUEST, id);
+        state.removed = false;
+        state.inTable = false;
+      } else {
+        if (state.prefill) this.write(COMPLETE_PREFILL, ...state.prefill, id);
+        if (state.anchorAt !== undefined) this.write(MOVE_ANCHOR, state.anchorAt, id);
+      }
+      state.prefill = undefined;
+      state.anchorAt = undefined;
+      state.base = 0;
+      if (state.last === row.seq) this.pending.delete(id);
+    }
+  }
+
+  /** Deletes the oldest `count` rows, already cleaned. */
+  private drop(count: number): void {
+    if (count === 0) return;
+    this.write("DELETE FROM journal WHERE seq <= ?", this.rows[count - 1]!.seq);
+    this.rows.splice(0, count);
+  }
+
+  /** The pending state of `id`, created on its first journaled change since it was last cleaned. */
   private stateOf(id: string, inTable: boolean): Pending {
     let state = this.pending.get(id);
     if (!state) {
       // A request not journaled yet is exactly as `requests` holds it: a change to a live one finds
       // its row there; a booking of an id that is not live finds none.
-      state = { row: null, bytes: 0, removed: false, inTable };
+      state = { row: null, bytes: 0, removed: false, inTable, base: 0, last: 0 };
       this.pending.set(id, state);
     }
     return state;
   }
 
-  /** A put entry for `row`, its prompt's bytes to the row's BLOB. */
-  private putEntry(row: RequestValues, bytes: number): void {
-    const hashes = row[REQUEST_COLUMN.hashes] as ArrayBuffer;
-    const entry = row.map((value, i) =>
-      i === REQUEST_COLUMN.worker_id
-        ? blobToU64(value as ArrayBuffer).toString()
-        : i === REQUEST_COLUMN.hashes
-          ? hashes.byteLength / 8
-          : (value as string | number | null),
-    );
+  /** A put entry for `state`'s row, its prompt's bytes to the row's BLOB. */
+  private putEntry(id: string, state: Pending): void {
+    const hashes = state.row![REQUEST_COLUMN.hashes] as ArrayBuffer;
     this.blobs.push(hashes);
     this.blobBytes += hashes.byteLength;
-    this.add([PUT, ...entry], bytes);
+    state.base = this.open.seq;
+    this.add(id, state, putEntry(state.row!), state.bytes);
   }
 
-  private add(entry: Entry, bytes: number): void {
+  private add(id: string, state: Pending, entry: Entry, bytes: number): void {
     this.entries.push(entry);
-    this.rowBytes += bytes;
+    this.open.bytes += bytes;
+    if (state.last !== this.open.seq) {
+      state.last = this.open.seq;
+      this.open.ids.push(id);
+    }
     if (!this.groups.open) this.commit();
-    else if (this.rowBytes >= ROW_BYTES) this.endRow();
+    else if (this.open.bytes >= ROW_BYTES) this.endRow();
   }
 
-  /**
-   * Ends the open row, outside any group, and folds the journal if enough has been written since the
-   * last fold, keeping the newest requests.
-   */
+  /** Ends the open row, outside any group, and cleans the oldest rows if the journal is over its bounds. */
   private commit(): void {
     this.endRow();
-    if (this.rowsSinceFold >= FOLD_ROWS || this.bytesSinceFold >= FOLD_BYTES) this.fold(KEEP_BYTES);
+    if (this.rows.length > this.bounds.maxRows || this.rowsBytes > this.bounds.maxBytes) this.clean();
   }
 
   /** Writes the open row's entries as one journal row. */
@@ -245,42 +285,18 @@ export class RequestJournal {
       }
       hashes = bytes.buffer;
     }
-    this.write("INSERT INTO journal (entries, hashes) VALUES (?, ?)", JSON.stringify(this.entries), hashes);
-    this.rows++;
-    this.rowsSinceFold++;
-    this.bytesSinceFold += this.rowBytes;
+    const row = this.open;
+    this.write(
+      "INSERT INTO journal (seq, entries, hashes) VALUES (?, ?, ?)",
+      row.seq,
+      JSON.stringify(this.entries),
+      hashes,
+    );
+    this.rows.push(row);
+    this.rowsBytes += row.bytes;
+    this.open = { seq: row.seq + 1, bytes: 0, ids: [] };
     this.entries = [];
     this.blobs = [];
     this.blobBytes = 0;
-    this.rowBytes = 0;
   }
-}
-
-/**
- * Applies the journal's rows to `requests` in order and deletes them: what a fold would have
- * written. Run before the tracker is read back from `requests`.
- */
-export function replayJournal(sql: SqlStorage, write: Write): void {
-  let replayed = false;
-  for (const row of sql.exec<{ entries: string; hashes: ArrayBuffer | null }>(
-    "SELECT entries, hashes FROM journal ORDER BY seq",
-  )) {
-    replayed = true;
-    let at = 0;
-    for (const entry of JSON.parse(row.entries) as Entry[]) {
-      if (entry[0] === PUT) {
-        const values = entry.slice(1) as (string | number | null)[];
-        const bytes = (values[REQUEST_COLUMN.hashes] as number) * 8;
-        const bindings: SqlStorageValue[] = [...values];
-        bindings[REQUEST_COLUMN.worker_id] = u64ToBlob(BigInt(values[REQUEST_COLUMN.worker_id] as string));
-        bindings[REQUEST_COLUMN.hashes] = (row.hashes ?? new ArrayBuffer(0)).slice(at, at + bytes);
-        at += bytes;
-        write(UPSERT_REQUEST, ...bindings);
-      } else if (entry[0] === PREFILL) {
-        write(COMPLETE_PREFILL, entry[2], entry[3], entry[1]);
-      } else if (entry[0] === ANCHOR) write(MOVE_ANCHOR, entry[2], entry[1]);
-      else write(DELETE_REQUEST, entry[1]);
-    }
-  }
-  if (replayed) write("DELETE FROM journal");
 }

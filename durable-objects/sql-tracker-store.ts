@@ -119,15 +119,20 @@ export class SqlTrackerStore implements TrackerStore {
 
   /**
    * Runs `fn` (a call that changes many requests) with its request changes written as one journal
-   * row (`request-journal.ts`), folding the journal afterwards if it is due.
+   * row (`request-journal.ts`), cleaning the journal's oldest rows afterwards if it is over its bounds.
    */
   group<T>(fn: () => T): T {
     return this.journal.group(fn);
   }
 
-  /** Folds the journal now, keeping up to `keepBytes` of its newest live requests (tests). */
-  fold(keepBytes = 0): void {
-    this.journal.fold(keepBytes);
+  /** Cleans the journal's oldest rows down to `maxRows` rows and `maxBytes`, keeping up to `keepBytes` (tests). */
+  cleanJournal(maxRows: number, maxBytes: number, keepBytes: number): void {
+    this.journal.clean(maxRows, maxBytes, keepBytes);
+  }
+
+  /** Empties the journal into `requests` (tests). */
+  foldJournal(): void {
+    this.journal.fold();
   }
 
   trackerDeleted(): void {

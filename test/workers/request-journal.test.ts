@@ -1,14 +1,15 @@
 /**
  * The request journal (`request-journal.ts`) in a real object: what a grouped call writes, which
- * later changes follow it into the journal, when it folds into `requests`; and a property test that
- * runs random batches, single calls, folds, restarts and unregistrations against two trackers — the
+ * later changes follow it into the journal, how its oldest rows are cleaned (superseded changes
+ * dropped, live requests carried once, then written to `requests`); and a property test that runs
+ * random batches, single calls, cleanings, folds, restarts and unregistrations against two trackers — the
  * subject through `/batch` where the run says so, a twin always op by op (it never journals) — and
  * requires both to answer alike at every step and to hold the same rows at the end.
  */
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FOLD_ROWS } from "../../durable-objects/request-journal";
+import { MAX_ROWS } from "../../durable-objects/request-journal";
 import type { AddInput, BatchOp } from "../../durable-objects/types";
 import { hashes, storedRequests, trackerStub, uniqueKey } from "./helpers";
 
@@ -21,10 +22,22 @@ function countOf(key: Key, table: "journal" | "requests"): Promise<number> {
   );
 }
 
-/** Folds the journal, keeping up to `keepBytes` of its newest live requests in it. */
-function fold(key: Key, keepBytes = 0): Promise<void> {
+interface JournalStore {
+  cleanJournal(maxRows: number, maxBytes: number, keepBytes: number): void;
+  foldJournal(): void;
+}
+
+type Bounds = [maxRows: number, maxBytes: number, keepBytes: number];
+
+/**
+ * Cleans the journal's oldest rows down to `maxRows` rows and `maxBytes`, carrying up to `keepBytes`
+ * of live requests, or folds it all (`null`).
+ */
+function clean(key: Key, bounds: Bounds | null): Promise<void> {
   return runInDurableObject(trackerStub(key), (instance) => {
-    (instance as unknown as { store: { fold(keepBytes: number): void } }).store.fold(keepBytes);
+    const store = (instance as unknown as { store: JournalStore }).store;
+    if (bounds) store.cleanJournal(...bounds);
+    else store.foldJournal();
   });
 }
 
@@ -58,7 +71,7 @@ const add = (requestId: string, values: number[], workerId = WORKERS[0]!): Batch
 });
 
 describe("request journal", () => {
-  it("writes a batch as one journal row, journals later changes to its requests, and compacts after FOLD_ROWS rows", async () => {
+  it("writes a batch as one journal row, journals later changes to its requests, and cleans its oldest rows", async () => {
     const { key, stub } = await registered("journal");
     await stub.batch([add("a", [1, 2]), add("b", [1, 3]), { op: "prefill_complete", requestId: "a" }]);
     expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([1, 0]);
@@ -72,17 +85,37 @@ describe("request journal", () => {
     expect((await trackerStub(key).listLoads()).map((load) => load.activeDecodeBlocks)).toEqual([3, 0, 0, 0]);
     expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([0, 2]);
 
-    // Batches booking one request and freeing the one before: the FOLD_ROWS-th folds the journal.
-    // The one request live and only in the journal at that moment is written again to the journal,
-    // as a snapshot row; the rows before are deleted. An explicit fold writes it to `requests`.
-    for (let i = 0; i < FOLD_ROWS; i++) {
+    // "long" is booked, then batches each book one request and free the one before. The row past
+    // MAX_ROWS has the oldest cleaned: "long" is live and only there, so it is carried to a new row.
+    await trackerStub(key).batch([add("long", [7, 8])]);
+    for (let i = 0; i < MAX_ROWS; i++) {
       const ops: BatchOp[] = [add(`k${i}`, [100 + i])];
       if (i > 0) ops.push({ op: "free", requestId: `k${i - 1}` });
       await trackerStub(key).batch(ops);
     }
+    expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([MAX_ROWS + 1, 2]);
+    // Cleaning every row: the frees supersede all bookings but the last; it and "long" are carried
+    // while they fit in what the journal keeps, and written to `requests` when they do not.
+    await clean(key, [0, 0, 2 ** 30]);
     expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([1, 2]);
-    await fold(key);
+    await clean(key, [0, 0, 0]);
+    expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([0, 4]);
+    // What went to `requests` no longer counts against what the journal keeps: "z" (~270 bytes) fits.
+    await trackerStub(key).batch([add("z", [9])]);
+    await clean(key, [0, 0, 400]);
+    expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([1, 4]);
+    const last = `k${MAX_ROWS - 1}`;
+    await trackerStub(key).batch([
+      { op: "free", requestId: "long" },
+      { op: "free", requestId: "z" },
+      { op: "prefill_complete", requestId: last },
+    ]);
+    expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([2, 4]);
+    await clean(key, null);
     expect([await countOf(key, "journal"), await countOf(key, "requests")]).toEqual([0, 3]);
+    await abortAllDurableObjects();
+    expect((await trackerStub(key).listLoads()).map((load) => load.activeDecodeBlocks)).toEqual([4, 0, 0, 0]);
+    expect((await storedRequests(key)).find((row) => row.request_id === last)?.prefill_done).toBe(1);
   });
 
   it("answers and stores as op-by-op calls do, through random batches, folds, restarts and unregistrations", async () => {
@@ -107,8 +140,20 @@ describe("request journal", () => {
     const step = fc.oneof(
       { weight: 4, arbitrary: fc.record({ batch: fc.array(subOp, { minLength: 1, maxLength: 6 }) }) },
       { weight: 3, arbitrary: fc.record({ single: subOp }) },
-      // Keeping nothing, a few of the newest live requests (~300 bytes each), or all of them.
-      { weight: 1, arbitrary: fc.record({ fold: fc.constantFrom(0, 700, 2 ** 30) }) },
+      // Cleaning every row (carrying nothing, or everything live), all but the newest, down to ~2
+      // bookings (~300 bytes each) carrying ~1, or folding all.
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          clean: fc.constantFrom<Bounds | null>(
+            [0, 0, 0],
+            [0, 0, 2 ** 30],
+            [1, 2 ** 30, 2 ** 30],
+            [2 ** 30, 700, 300],
+            null,
+          ),
+        }),
+      },
       { weight: 1, arbitrary: fc.constant({ restart: true as const }) },
       { weight: 1, arbitrary: fc.record({ reregister: fc.constantFrom(...WORKERS) }) },
     );
@@ -126,7 +171,7 @@ describe("request journal", () => {
           } else if ("single" in s) {
             const status = await single(trackerStub(subject.key), s.single);
             expect(status).toBe(await single(trackerStub(twin.key), s.single));
-          } else if ("fold" in s) await fold(subject.key, s.fold);
+          } else if ("clean" in s) await clean(subject.key, s.clean);
           else if ("restart" in s) await abortAllDurableObjects();
           else {
             // The worker's journaled requests must leave with it (and not come back from the journal).
