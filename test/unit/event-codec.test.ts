@@ -177,6 +177,35 @@ describe("event codec round trips", () => {
       { numRuns: 120 },
     );
   }, 30_000);
+
+  it("keeps every encoded event's bytes intact while later events fill slab after slab", () => {
+    // ~3.6 MB of encodings (9 bytes a hash), more than any slab an earlier test left: each must
+    // still read back as encoded at the end.
+    const events = Array.from({ length: 400 }, (_, i) =>
+      add({ requestId: `req-${i}`, hashes: new BigUint64Array(1000).fill(U64_MAX - BigInt(i)) }),
+    );
+    const encoded = events.map((event) => {
+      const bytes = encodeEvent(event);
+      return { bytes, copy: bytes.slice() };
+    });
+    expect(encoded[0]!.bytes.buffer).not.toBe(encoded[399]!.bytes.buffer);
+    const changed = encoded.filter(({ bytes, copy }) => Buffer.compare(bytes, copy) !== 0);
+    expect(changed.length).toBe(0);
+    const decoded = encoded.map(({ bytes }) => decodeEvent(bytes) as AddEvent);
+    expect(decoded.map((e) => [e.requestId, e.hashes[999]])).toEqual(
+      events.map((e, i) => [`req-${i}`, U64_MAX - BigInt(i)]),
+    );
+  });
+
+  it("encodes the same event twice in a row once, and an equal event anew to the same bytes", () => {
+    const event: ReplicaEvent = { ...key, type: "free", requestId: "req-9" };
+    const first = encodeEvent(event);
+    expect(encodeEvent(event)).toBe(first);
+    const again = encodeEvent({ ...event });
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+    expect(encodeEvent({ ...event, requestId: "req-10" })).not.toEqual(first);
+  });
 });
 
 describe("event codec layout", () => {
