@@ -16,7 +16,7 @@ export const MAX_BODY_BYTES = 2 * 1024 * 1024;
  * bytes), so {@link MAX_LIVE_REQUESTS} bounds requests at about 39 MB; a prompt block costs about
  * 23 bytes in the prompt trie when its hash is distinct (shared prefixes cost far less), so
  * {@link MAX_LIVE_BLOCKS} bounds the trie at about 35 MB; the request journal adds at most about
- * 11 MB (`request-journal.ts`). Raise them only for objects known to use short ids and shared prefixes.
+ * 12 MB (`request-journal.ts`). Raise them only for objects known to use short ids and shared prefixes.
  */
 /** Live requests in one tracker before `/add` answers 429 (wrangler var `MAX_LIVE_REQUESTS`). */
 export const MAX_LIVE_REQUESTS = 50_000;
