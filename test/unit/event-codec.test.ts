@@ -193,7 +193,7 @@ describe("event codec round trips", () => {
     expect(changed.length).toBe(0);
     const decoded = encoded.map(({ bytes }) => decodeEvent(bytes) as AddEvent);
     expect(decoded.map((e) => [e.requestId, e.hashes[999]])).toEqual(
-      events.map((e, i) => [`req-${i}`, U64_MAX - BigInt(i)]),
+      events.map((e) => [e.requestId, e.hashes[999]]),
     );
   });
 
