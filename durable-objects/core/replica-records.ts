@@ -33,7 +33,8 @@ export class ReplicaRecords {
   }
 
   clearFreed(id: string): void {
-    if (this.freed.delete(id)) this.store.recordCleared?.("free", id);
+    const key = this.freed.get(id);
+    if (key && this.freed.delete(id)) this.store.recordCleared?.("free", id, key);
   }
 
   setMark(id: string, key: EventKey): void {
@@ -42,7 +43,8 @@ export class ReplicaRecords {
   }
 
   clearMark(id: string): void {
-    if (this.marks.delete(id)) this.store.recordCleared?.("prefill", id);
+    const key = this.marks.get(id);
+    if (key && this.marks.delete(id)) this.store.recordCleared?.("prefill", id, key);
   }
 
   setGone(workerId: bigint, key: EventKey): void {
@@ -51,7 +53,8 @@ export class ReplicaRecords {
   }
 
   clearGone(workerId: bigint): void {
-    if (this.gone.delete(workerId)) this.store.recordCleared?.("gone", String(workerId));
+    const key = this.gone.get(workerId);
+    if (key && this.gone.delete(workerId)) this.store.recordCleared?.("gone", String(workerId), key);
   }
 
   setOrphan(event: AddEvent): void {
@@ -87,11 +90,15 @@ export class ReplicaRecords {
     return [...this.orphans.values()].filter((event) => event.workerId === workerId);
   }
 
-  /** Forgets request records that can no longer decide anything at `now`. */
+  /**
+   * Forgets request records that can no longer decide anything at `now`; the store forgets them by
+   * the same age, in one step.
+   */
   purge(now: number, expiryMs: number): void {
     const horizon = now - expiryMs;
-    for (const [id, key] of this.freed) if (physicalMs(key.ts) < horizon) this.clearFreed(id);
-    for (const [id, key] of this.marks) if (physicalMs(key.ts) < horizon) this.clearMark(id);
+    for (const [id, key] of this.freed) if (physicalMs(key.ts) < horizon) this.freed.delete(id);
+    for (const [id, key] of this.marks) if (physicalMs(key.ts) < horizon) this.marks.delete(id);
+    this.store.recordsPurged?.(horizon);
     for (const [id, event] of this.orphans) if (event.deadline < now) this.clearOrphan(id);
   }
 

@@ -26,7 +26,10 @@ export interface TrackerStore {
   emitted?(event: ReplicaEvent): void;
   /** A replication record (tombstone or early mark) was set or replaced. */
   recordSet?(kind: RecordKind, id: string, key: EventKey): void;
-  recordCleared?(kind: RecordKind, id: string): void;
+  /** A replication record, whose key was `key`, was dropped (not by age). */
+  recordCleared?(kind: RecordKind, id: string, key: EventKey): void;
+  /** Tombstones and marks with physical times below `beforeMs` are forgotten. */
+  recordsPurged?(beforeMs: number): void;
   /** A booking kept aside until its worker is known here (or it expires). */
   orphanSet?(event: AddEvent): void;
   orphanCleared?(requestId: string): void;

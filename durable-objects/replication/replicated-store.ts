@@ -57,8 +57,12 @@ export class ReplicatedStore implements TrackerStore {
     this.replica.recordSet(kind, id, key);
   }
 
-  recordCleared(kind: RecordKind, id: string): void {
-    this.replica.recordCleared(kind, id);
+  recordCleared(kind: RecordKind, id: string, key: EventKey): void {
+    this.replica.recordCleared(kind, id, key);
+  }
+
+  recordsPurged(beforeMs: number): void {
+    this.replica.recordsPurged(beforeMs);
   }
 
   orphanSet(event: AddEvent): void {

@@ -7,6 +7,7 @@ import { decodeEvent, encodeEvent } from "./event-codec";
 import type { StreamPosition } from "./inbox";
 import { bytesOf } from "../row-groups";
 import { OUTBOX_SCHEMA, SqlOutbox } from "./sql-outbox";
+import { RECORDS_SCHEMA, SqlRecords } from "./sql-records";
 import { SqlTimeline, TIMELINE_SCHEMA } from "./sql-timeline";
 
 /**
@@ -15,18 +16,16 @@ import { SqlTimeline, TIMELINE_SCHEMA } from "./sql-timeline";
  * replication records. Every write is synchronous, so an event is in the outbox in the same
  * implicit transaction as the change it describes, and an applied batch's position with its effects.
  * The outbox itself is `sql-outbox.ts`.
- * The prefill timelines are `sql-timeline.ts`.
+ * The prefill timelines are `sql-timeline.ts`, the records `sql-records.ts`.
  */
 const REPLICA_SCHEMA = `${TIMELINE_SCHEMA}
+${RECORDS_SCHEMA}
 ${OUTBOX_SCHEMA}
 CREATE TABLE IF NOT EXISTS peers (
   name TEXT PRIMARY KEY, acked INTEGER NOT NULL, resync INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS origins (
   origin TEXT PRIMARY KEY, incarnation TEXT NOT NULL, applied INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS records (
-  kind TEXT NOT NULL, id TEXT NOT NULL, ts REAL NOT NULL, origin TEXT NOT NULL, PRIMARY KEY (kind, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS held (
   kind TEXT NOT NULL, id TEXT NOT NULL, event BLOB NOT NULL, PRIMARY KEY (kind, id)
@@ -43,6 +42,7 @@ export class SqlReplicaStore {
   /** This replica's events, kept until every peer acknowledged them. */
   readonly outbox: SqlOutbox;
   private readonly timeline: SqlTimeline;
+  private readonly records: SqlRecords;
 
   /** @param name the object's name, stored with the schema (see `identity.ts`). */
   constructor(
@@ -50,14 +50,19 @@ export class SqlReplicaStore {
     private readonly name: string,
   ) {
     this.ready = sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").toArray().length > 0;
-    // Storage written before timelines existed.
-    if (this.ready) sql.exec(TIMELINE_SCHEMA);
+    // Storage written before timelines or the record log existed.
+    if (this.ready) sql.exec(TIMELINE_SCHEMA + RECORDS_SCHEMA);
     this.outbox = new SqlOutbox(
       sql,
       () => this.ready,
       () => this.beforeFirstEvent(),
     );
     this.timeline = new SqlTimeline(sql, () => this.ensure());
+    this.records = new SqlRecords(
+      sql,
+      () => this.ensure(),
+      () => this.ready,
+    );
   }
 
   /**
@@ -110,18 +115,15 @@ export class SqlReplicaStore {
   }
 
   recordSet(kind: RecordKind, id: string, key: EventKey): void {
-    this.ensure();
-    this.sql.exec(
-      "INSERT OR REPLACE INTO records (kind, id, ts, origin) VALUES (?, ?, ?, ?)",
-      kind,
-      id,
-      key.ts,
-      key.origin,
-    );
+    this.records.set(kind, id, key);
   }
 
-  recordCleared(kind: RecordKind, id: string): void {
-    if (this.ready) this.sql.exec("DELETE FROM records WHERE kind = ? AND id = ?", kind, id);
+  recordCleared(kind: RecordKind, id: string, key: EventKey): void {
+    this.records.cleared(kind, id, key);
+  }
+
+  recordsPurged(beforeMs: number): void {
+    this.records.purge(beforeMs);
   }
 
   held(kind: HeldKind, id: string, event: AddEvent | RegisterEvent): void {
@@ -147,26 +149,17 @@ export class SqlReplicaStore {
   }
 
   /**
-   * Runs a call that changes many requests with its events as one outbox row and the timeline
-   * changes it keeps as one timeline row.
+   * Runs a call that changes many requests with its events as one outbox row, the timeline changes
+   * it keeps as one timeline row and its record changes as one record log row.
    */
   group<T>(fn: () => T): T {
-    return this.outbox.group(() => this.timeline.group(fn));
+    return this.outbox.group(() => this.timeline.group(() => this.records.group(fn)));
   }
 
   /** Loads the replication records and prefill timelines into memory (without writing them back). */
   hydrate(records: ReplicaRecords, clock: HybridClock, departures: DepartureLog | null): void {
     if (!this.ready) return;
-    const rows = this.sql.exec<{ kind: RecordKind; id: string; ts: number; origin: string }>(
-      "SELECT kind, id, ts, origin FROM records",
-    );
-    for (const { kind, id, ts, origin } of rows) {
-      clock.observe(ts);
-      const key = { ts, origin };
-      if (kind === "free") records.freed.set(id, key);
-      else if (kind === "prefill") records.marks.set(id, key);
-      else records.gone.set(BigInt(id), key);
-    }
+    this.records.restore(records, clock);
     for (const row of this.sql.exec<{ kind: HeldKind; event: ArrayBuffer }>("SELECT kind, event FROM held")) {
       const event = decodeEvent(new Uint8Array(row.event));
       clock.observe(event.ts);
