@@ -11,7 +11,7 @@ import {
   type RequestValues,
   UPSERT_REQUEST,
 } from "./request-rows";
-import { blobToU64, u64ToBlob } from "./u64";
+import { blobDecimal, workerIdBlob } from "./u64";
 
 export type Write = (query: string, ...bindings: SqlStorageValue[]) => void;
 
@@ -36,7 +36,7 @@ export function putEntry(row: RequestValues): Entry {
   const hashes = row[REQUEST_COLUMN.hashes] as ArrayBuffer;
   const values = row.map((value, i) =>
     i === REQUEST_COLUMN.worker_id
-      ? blobToU64(value as ArrayBuffer).toString()
+      ? blobDecimal(value as ArrayBuffer)
       : i === REQUEST_COLUMN.hashes
         ? hashes.byteLength / 8
         : (value as string | number | null),
@@ -60,7 +60,7 @@ export function replayJournal(sql: SqlStorage, write: Write): void {
         const values = entry.slice(1) as (string | number | null)[];
         const bytes = (values[REQUEST_COLUMN.hashes] as number) * 8;
         const bindings: SqlStorageValue[] = [...values];
-        bindings[REQUEST_COLUMN.worker_id] = u64ToBlob(BigInt(values[REQUEST_COLUMN.worker_id] as string));
+        bindings[REQUEST_COLUMN.worker_id] = workerIdBlob(BigInt(values[REQUEST_COLUMN.worker_id] as string));
         bindings[REQUEST_COLUMN.hashes] = (row.hashes ?? new ArrayBuffer(0)).slice(at, at + bytes);
         at += bytes;
         write(UPSERT_REQUEST, ...bindings);

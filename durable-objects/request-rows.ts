@@ -4,7 +4,7 @@
  */
 import type { AddInput } from "./types";
 import type { LiveRequest } from "./core/live-request";
-import { hashesToBlob, u64ToBlob } from "./u64";
+import { hashesToBlob, workerIdBlob } from "./u64";
 
 const COLUMNS = [
   "request_id",
@@ -45,7 +45,7 @@ export function requestValues(req: LiveRequest, input: AddInput, seq: number): R
   return [
     req.id,
     seq,
-    u64ToBlob(req.slot.workerId),
+    workerIdBlob(req.slot.workerId),
     req.slot.dpRank,
     hashesToBlob(input.hashes),
     req.prefillTokens,
