@@ -10,20 +10,17 @@
  * update of a request that `requests` holds is written there; a request still live that only the
  * journal holds is written again at its new end (*carried*) while such requests total at most
  * {@link KEEP_BYTES}, and to `requests` past that (the oldest first). Then the cleaned rows are
- * deleted. A busy `/batch` client's requests that live less than about a journal's length never cost
- * a row of their own, and no call cleans much more than it wrote: there is no pause for a whole
- * journal.
+ * deleted. Requests that live less than about a journal's length never cost a row of their own, and
+ * no call cleans much more than it wrote: there is no pause for a whole journal.
  *
  * Durability is unchanged: a journal row commits with the call's other writes, before its answer
- * leaves. `requests` followed by the journal's rows in order is always the tracker's state: a row is
- * cleaned only when it is the oldest, and cleaning applies what it holds to `requests`. After a
- * restart, `replayJournal` (`journal-entries.ts`) applies the journal to `requests` in order (a redo
- * log) before the tracker is read back.
+ * leaves. `requests` followed by the journal's rows in order is always the tracker's state (a row is
+ * cleaned only when it is the oldest); after a restart `replayJournal` (`journal-entries.ts`) applies
+ * the rows to `requests` in order, a redo log, before the tracker is read back.
  *
  * Why: SQLite costs ~10 µs and one billed row per row written; a 256-op `/batch` wrote 256 rows.
- * Memory: the journal keeps the state of every request it holds a change of: at most about
- * MAX_BYTES counted as below plus what one cleaning carries (measured in V8 with 64-hash bookings and
- * frees: 11.6–11.9 MB of heap at the bounds).
+ * Memory: about MAX_BYTES counted as below plus one cleaning's carries (measured in V8 with 64-hash
+ * bookings and frees: 11.6–11.9 MB of heap at the bounds).
  */
 import {
   COMPLETE_PREFILL,
@@ -33,10 +30,10 @@ import {
   type RequestValues,
   UPSERT_REQUEST,
 } from "./request-rows";
+import { ANCHOR, type Entry, PREFILL, putEntry, REMOVE, type Write } from "./journal-entries";
+import { GroupDepth, ROW_BYTES } from "./row-groups";
 
 export { replayJournal, type Write } from "./journal-entries";
-import { ANCHOR, type Entry, type Write, PREFILL, putEntry, REMOVE } from "./journal-entries";
-import { GroupDepth, ROW_BYTES } from "./row-groups";
 
 /** Journal rows kept before the oldest are cleaned. */
 export const MAX_ROWS = 256;
@@ -86,7 +83,7 @@ export class RequestJournal {
   /** Estimated bytes of the live requests whose row only the journal holds. */
   private liveBytes = 0;
   /** The open row (written when its group ends or it reaches ~1 MB), and its key. */
-  private open: JournalRow;
+  private open: JournalRow = { seq: 1, bytes: 0, ids: [] };
   private entries: Entry[] = [];
   private blobs: ArrayBuffer[] = [];
   private blobBytes = 0;
@@ -95,9 +92,7 @@ export class RequestJournal {
   constructor(
     private readonly write: Write,
     private readonly bounds = { maxRows: MAX_ROWS, maxBytes: MAX_BYTES, keepBytes: KEEP_BYTES },
-  ) {
-    this.open = { seq: 1, bytes: 0, ids: [] };
-  }
+  ) {}
 
   /** Whether a change to request `id` must go to the journal rather than to `requests`. */
   takes(id: string): boolean {
