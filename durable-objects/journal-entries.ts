@@ -33,15 +33,11 @@ export type Entry =
 
 /** The put entry of a booking's row (its prompt's bytes go to the row's BLOB). */
 export function putEntry(row: RequestValues): Entry {
-  const hashes = row[REQUEST_COLUMN.hashes] as ArrayBuffer;
-  const values = row.map((value, i) =>
-    i === REQUEST_COLUMN.worker_id
-      ? blobDecimal(value as ArrayBuffer)
-      : i === REQUEST_COLUMN.hashes
-        ? hashes.byteLength / 8
-        : (value as string | number | null),
-  );
-  return [PUT, ...values];
+  const entry: Entry = [PUT];
+  for (const value of row) entry.push(value as string | number | null);
+  entry[1 + REQUEST_COLUMN.worker_id] = blobDecimal(row[REQUEST_COLUMN.worker_id] as ArrayBuffer);
+  entry[1 + REQUEST_COLUMN.hashes] = (row[REQUEST_COLUMN.hashes] as ArrayBuffer).byteLength / 8;
+  return entry;
 }
 
 /**

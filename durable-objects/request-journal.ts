@@ -42,11 +42,7 @@ export const MAX_BYTES = 8 * 1024 * 1024;
 /** Estimated bytes of live requests the journal alone holds, past which cleaning writes them to `requests`. */
 export const KEEP_BYTES = 4 * 1024 * 1024;
 
-/**
- * Bytes counted for each change besides its id and prompt: about what its pending state costs in
- * memory (a map entry and an object; a put's row array is counted 128 more), so that the byte
- * bounds below bound the journal's memory too, not only its rows.
- */
+/** Bytes counted per change besides its id and prompt (its state in memory; a put's row 128 more). */
 const STATE_BYTES = 128;
 
 /** A request with a change in the journal: what cleaning its rows writes for it. */
@@ -82,17 +78,19 @@ export class RequestJournal {
   private rowsBytes = 0;
   /** Estimated bytes of the live requests whose row only the journal holds. */
   private liveBytes = 0;
-  /** The open row (written when its group ends or it reaches ~1 MB), and its key. */
-  private open: JournalRow = { seq: 1, bytes: 0, ids: [] };
-  private entries: Entry[] = [];
-  private blobs: ArrayBuffer[] = [];
-  private blobBytes = 0;
+  /** The open row (written when its group ends or it reaches ~1 MB): its key, entries and prompts. */
+  private open!: JournalRow;
+  private entries!: Entry[];
+  private blobs!: ArrayBuffer[];
+  private blobBytes!: number;
 
-  /** @param bounds rows and estimated bytes kept before the oldest rows are cleaned. */
+  /** @param bounds when the oldest rows are cleaned, and how much of the live requests is carried. */
   constructor(
     private readonly write: Write,
     private readonly bounds = { maxRows: MAX_ROWS, maxBytes: MAX_BYTES, keepBytes: KEEP_BYTES },
-  ) {}
+  ) {
+    this.startRow(1);
+  }
 
   /** Whether a change to request `id` must go to the journal rather than to `requests`. */
   takes(id: string): boolean {
@@ -184,10 +182,7 @@ export class RequestJournal {
     this.rows.length = 0;
     this.rowsBytes = 0;
     this.liveBytes = 0;
-    this.open = { seq: 1, bytes: 0, ids: [] };
-    this.entries = [];
-    this.blobs = [];
-    this.blobBytes = 0;
+    this.startRow(1);
   }
 
   /**
@@ -289,7 +284,11 @@ export class RequestJournal {
     );
     this.rows.push(row);
     this.rowsBytes += row.bytes;
-    this.open = { seq: row.seq + 1, bytes: 0, ids: [] };
+    this.startRow(row.seq + 1);
+  }
+
+  private startRow(seq: number): void {
+    this.open = { seq, bytes: 0, ids: [] };
     this.entries = [];
     this.blobs = [];
     this.blobBytes = 0;

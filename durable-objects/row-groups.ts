@@ -1,7 +1,8 @@
 /**
  * What the grouped writers (`request-journal.ts`, `replication/sql-outbox.ts`,
- * `replication/sql-timeline.ts`) share: nesting of groups, cutting a group's entries into rows below
- * the 2 MB that a SQLite row holds in a Durable Object, and packing entries into a row's BLOB.
+ * `replication/sql-timeline.ts`, `replication/sql-records.ts`) share: nesting of groups, cutting a
+ * group's entries into rows below the 2 MB that a SQLite row holds in a Durable Object, and packing
+ * entries into a row's BLOB.
  */
 
 /** Bytes of one grouped row at most. */

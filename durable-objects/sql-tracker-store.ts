@@ -7,7 +7,7 @@ import { profileColumns, profileOfRow } from "./sql-worker-profile";
 import { migrateTrackerSchema, TRACKER_SCHEMA, type RequestRow, type WorkerRow } from "./tracker-schema";
 import type { AddInput, RegisterInput } from "./types";
 import { blobToHashes, blobToU64, u64ToBlob } from "./u64";
-import { RequestJournal, replayJournal } from "./request-journal";
+import { RequestJournal, replayJournal, type Write } from "./request-journal";
 import { COMPLETE_PREFILL, DELETE_REQUEST, MOVE_ANCHOR, requestValues, UPSERT_REQUEST } from "./request-rows";
 
 /**
@@ -22,7 +22,8 @@ export class SqlTrackerStore implements TrackerStore {
   rowsWritten = 0;
   private schemaReady: boolean;
   private seq = 0;
-  private readonly journal = new RequestJournal((query, ...bindings) => this.exec(query, ...bindings));
+  private readonly write: Write = (query, ...bindings) => this.exec(query, ...bindings);
+  private readonly journal = new RequestJournal(this.write);
 
   /**
    * @param name the object's name, stored with the schema (see `identity.ts`).
@@ -38,7 +39,7 @@ export class SqlTrackerStore implements TrackerStore {
   /** Rebuilds `tracker` from the database, requests in their add order. */
   hydrate(tracker: Tracker): void {
     if (!this.schemaReady) return;
-    replayJournal(this.sql, (query, ...bindings) => this.exec(query, ...bindings));
+    replayJournal(this.sql, this.write);
     for (const row of this.sql.exec<WorkerRow>("SELECT * FROM workers")) {
       tracker.restoreWorker(
         {

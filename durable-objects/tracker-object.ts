@@ -248,8 +248,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   /**
    * Runs a call that changes many requests with its writes grouped: one journal row for its request
-   * changes (`request-journal.ts`), and with replicas one outbox row for the events it emits and one
-   * timeline row for the prefill timeline changes it keeps, instead of a row each.
+   * changes (`request-journal.ts`), and with replicas one outbox row for the events it emits, one
+   * timeline row for the prefill timeline changes it keeps and one record log row for its tombstones
+   * and marks, instead of a row each.
    */
   private grouped<T>(fn: () => T): T {
     const replicaStore = this.replicaStore;

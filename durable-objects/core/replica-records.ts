@@ -34,7 +34,9 @@ export class ReplicaRecords {
 
   clearFreed(id: string): void {
     const key = this.freed.get(id);
-    if (key && this.freed.delete(id)) this.store.recordCleared?.("free", id, key);
+    if (!key) return;
+    this.freed.delete(id);
+    this.store.recordCleared?.("free", id, key);
   }
 
   setMark(id: string, key: EventKey): void {
@@ -44,7 +46,9 @@ export class ReplicaRecords {
 
   clearMark(id: string): void {
     const key = this.marks.get(id);
-    if (key && this.marks.delete(id)) this.store.recordCleared?.("prefill", id, key);
+    if (!key) return;
+    this.marks.delete(id);
+    this.store.recordCleared?.("prefill", id, key);
   }
 
   setGone(workerId: bigint, key: EventKey): void {
@@ -54,7 +58,9 @@ export class ReplicaRecords {
 
   clearGone(workerId: bigint): void {
     const key = this.gone.get(workerId);
-    if (key && this.gone.delete(workerId)) this.store.recordCleared?.("gone", String(workerId), key);
+    if (!key) return;
+    this.gone.delete(workerId);
+    this.store.recordCleared?.("gone", String(workerId), key);
   }
 
   setOrphan(event: AddEvent): void {
