@@ -1,7 +1,9 @@
 /**
  * The HTTP benchmark: the Worker from `wrangler.toml`, started by wrangler's `unstable_startWorker`
- * on 127.0.0.1 with on-disk local state in a fresh temp dir, driven by autocannon from this process.
- * argv[2] is the repo root. Prints one JSON line with each scenario's figures.
+ * on 127.0.0.1 with on-disk local state in a fresh temp dir, driven by autocannon from this process;
+ * then the same loads against the platform floor (`bench/floor`), a Worker that only carries each body
+ * to a Durable Object and writes it as one row. argv[2] is the repo root. Prints one JSON line with
+ * each scenario's figures.
  */
 import { AddBodies, batch, MODEL, registrations } from "./bodies";
 import { CONNECTIONS } from "./load";
@@ -10,30 +12,56 @@ import { post, startLocalWorker } from "./worker";
 
 const root = process.argv[2];
 if (!root) throw new Error("usage: http.mjs <repo root>");
-const worker = await startLocalWorker(root);
-const { url } = worker;
+const service = await measureService(root);
+const floor = await measureFloor(root);
+process.stdout.write(`@@bench ${JSON.stringify({ connections: CONNECTIONS, ...service, floor })}\n`);
 
-try {
-  for (const body of registrations()) await post(url, "/register", body);
-  const bodies = new AddBodies(QUERY_BOOK);
+async function measureService(repo: string) {
+  const worker = await startLocalWorker(repo);
+  const { url } = worker;
+  try {
+    for (const body of registrations()) await post(url, "/register", body);
+    const bodies = new AddBodies(QUERY_BOOK);
 
-  const scenarios = [
-    await health(url),
-    await addFree(url, "json", bodies),
-    await addFree(url, "msgpack", bodies),
-  ];
-  // The book the queries run against: the trace's first requests, whose prompts the queries continue.
-  for (let i = 0; i < QUERY_BOOK; i += 250) {
-    const ops = Array.from({ length: 250 }, (_, k) => bodies.addOp(i + k, `q${i + k}`));
-    await post(url, "/batch", batch(ops), "application/msgpack");
+    const scenarios = [
+      await health(url),
+      await addFree(url, "json", bodies),
+      await addFree(url, "msgpack", bodies),
+    ];
+    // The book the queries run against: the trace's first requests, whose prompts the queries continue.
+    for (let i = 0; i < QUERY_BOOK; i += 250) {
+      const ops = Array.from({ length: 250 }, (_, k) => bodies.addOp(i + k, `q${i + k}`));
+      await post(url, "/batch", batch(ops), "application/msgpack");
+    }
+    scenarios.push(await queries(url, "json"), await queries(url, "msgpack"));
+    const { figures, opsPerSec } = await batches(url, bodies);
+    scenarios.push(figures);
+    const loads = await (await fetch(`${url}loads?model_name=${MODEL}`)).json();
+    return { scenarios, batchOpsPerSec: opsPerSec, ranks: (loads as unknown[]).length };
+  } finally {
+    await worker.stop();
   }
-  scenarios.push(await queries(url, "json"), await queries(url, "msgpack"));
-  const { figures, opsPerSec } = await batches(url, bodies);
-  scenarios.push(figures);
-  const loads = await (await fetch(`${url}loads?model_name=${MODEL}`)).json();
-  process.stdout.write(
-    `@@bench ${JSON.stringify({ connections: CONNECTIONS, scenarios, batchOpsPerSec: opsPerSec, ranks: (loads as unknown[]).length })}\n`,
+}
+
+/** The platform floor under the same loads (bodies included), for the ratios' ceilings. */
+async function measureFloor(repo: string) {
+  const worker = await startLocalWorker(
+    repo,
+    {},
+    { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] },
   );
-} finally {
-  await worker.stop();
+  const { url } = worker;
+  try {
+    const bodies = new AddBodies(QUERY_BOOK);
+    const scenarios = [
+      await health(url),
+      await addFree(url, "json", bodies),
+      await addFree(url, "msgpack", bodies),
+    ];
+    const { figures, opsPerSec } = await batches(url, bodies);
+    scenarios.push(figures);
+    return { scenarios, batchOpsPerSec: opsPerSec };
+  } finally {
+    await worker.stop();
+  }
 }

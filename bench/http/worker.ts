@@ -1,7 +1,8 @@
 /**
- * The Worker from `wrangler.toml`, started by wrangler's `unstable_startWorker` on 127.0.0.1 with
- * on-disk local state in a fresh temp dir, for the benchmarks that drive it over HTTP. `vars` override
- * the configuration's (as `wrangler dev --var` would).
+ * A Worker (the service's from `wrangler.toml`, or the platform floor of `bench/floor`), started by
+ * wrangler's `unstable_startWorker` on 127.0.0.1 with on-disk local state in a fresh temp dir, for
+ * the benchmarks that drive it over HTTP. `vars` override the configuration's (as `wrangler dev
+ * --var` would).
  *
  * It runs from a copy of the sources taken at start: wrangler's bundler watches them whatever
  * `dev.watch` says, and a file saved mid-run would reload the runtime, failing the POSTs in flight
@@ -19,16 +20,32 @@ export interface LocalWorker {
   stop(): Promise<void>;
 }
 
-/** What the Worker's bundle is built from. */
-const SOURCES = ["wrangler.toml", "package.json", "tsconfig.json", "src", "durable-objects"];
+/** What a Worker's bundle is built from: a folder with a `wrangler.toml`, and the entries copied. */
+export interface WorkerSources {
+  dir: string;
+  entries: string[];
+}
 
+/** The service's own Worker. */
+const SERVICE: WorkerSources = {
+  dir: ".",
+  entries: ["wrangler.toml", "package.json", "tsconfig.json", "src", "durable-objects"],
+};
+
+/**
+ * Starts the Worker of `from` (by default the service's; `from.dir` is relative to `root`, the repo,
+ * whose `node_modules` it uses).
+ */
 export async function startLocalWorker(
   root: string,
   vars: Record<string, string> = {},
+  from: WorkerSources = SERVICE,
 ): Promise<LocalWorker> {
   const state = mkdtempSync(join(tmpdir(), "slot-tracker-bench-"));
   const sources = join(state, "sources");
-  for (const entry of SOURCES) cpSync(join(root, entry), join(sources, entry), { recursive: true });
+  for (const entry of from.entries) {
+    cpSync(join(root, from.dir, entry), join(sources, entry), { recursive: true });
+  }
   symlinkSync(join(root, "node_modules"), join(sources, "node_modules"));
   const worker = await unstable_startWorker({
     config: join(sources, "wrangler.toml"),
