@@ -60,6 +60,42 @@ describe("readBytes", () => {
     expect([err.status, err.message]).toEqual([400, "could not read the request body"]);
   });
 
+  it("reads a body of declared length in one piece", async () => {
+    const request = new Request("http://x/", {
+      method: "POST",
+      body: Uint8Array.of(1, 2, 3),
+      headers: { "content-length": "3" },
+    });
+    expect([...(await readBytes(request, 3))]).toEqual([1, 2, 3]);
+  });
+
+  it("refuses a body past the cap even when its Content-Length understates it", async () => {
+    const request = new Request("http://x/", {
+      method: "POST",
+      body: new Uint8Array(20),
+      headers: { "content-length": "5" },
+    });
+    const err = await httpError(() => readBytes(request, 10));
+    expect([err.status, err.message]).toEqual([413, "request body exceeds 2097152 bytes"]);
+  });
+
+  it("answers 400 when a body of declared length fails mid-read", async () => {
+    const broken = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(Uint8Array.of(1));
+        controller.error(new Error("connection reset"));
+      },
+    });
+    const request = new Request("http://x/", {
+      method: "POST",
+      body: broken,
+      duplex: "half",
+      headers: { "content-length": "4" },
+    } as RequestInit);
+    const err = await httpError(() => readBytes(request));
+    expect([err.status, err.message]).toEqual([400, "could not read the request body"]);
+  });
+
   it("joins chunks of a body within the cap", async () => {
     const request = new Request("http://x/", {
       method: "POST",
