@@ -9,11 +9,11 @@ import { decode } from "@msgpack/msgpack";
 import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { POST_ROUTES, type Encoding, mutationOf, type Mutation, type ValidOp, validOp } from "./fuzz-ops";
+import { garbage, hostile, normalized, type Op, opArb, ROUTES, stray } from "./fuzz-arbitraries";
 import { FuzzModel, parseExact } from "./fuzz-model";
-import { hostileRequest, validFields, validRequest, type WireRequest } from "./fuzz-wire";
+import type { Encoding, ValidOp } from "./fuzz-ops";
+import { hostileRequest, validRequest, type WireRequest } from "./fuzz-wire";
 import { type Answer, listing, postJson, send } from "./reliability-http";
-import app from "../../src/app";
 
 /** `REQUEST_EXPIRY_SECONDS` of the workers project. */
 const EXPIRY_MS = 3_000;
@@ -21,89 +21,6 @@ const EXPIRY_MS = 3_000;
 const RUN_BUDGET_MS = 1_500;
 /** Sequences per run of the suite: about 15 s on a 2-core machine, 40 s when it is busy. */
 const RUNS = 200;
-
-type Op =
-  | { kind: "valid"; op: ValidOp; accept: Encoding }
-  | { kind: "hostile"; base: ValidOp; mutation: Mutation; accept: Encoding }
-  | { kind: "stray"; method: string; path: string }
-  | { kind: "query"; path: string; params: [string, string][] }
-  | { kind: "garbage"; path: string; type: string; bytes: Uint8Array };
-
-const accept = fc.constantFrom<Encoding>("json", "json", "msgpack");
-
-/** Paths and the methods each answers, as the app routes them. */
-const ROUTES = new Map<string, Set<string>>();
-for (const { path, method } of app.routes) {
-  if (method === "ALL") continue;
-  const methods = ROUTES.get(path) ?? new Set();
-  methods.add(method);
-  ROUTES.set(path, methods);
-}
-
-const stray = fc
-  .record({
-    kind: fc.constant("stray" as const),
-    method: fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"),
-    path: fc.oneof(
-      fc.constantFrom(
-        ...ROUTES.keys(),
-        "/workers/",
-        "/ADD",
-        "/add/x",
-        "//add",
-        "/%ff",
-        "/add%00",
-        "/batch/../add",
-      ),
-      fc.stringMatching(/^\/[a-z_.%0-9/-]{0,24}$/),
-    ),
-  })
-  .filter(({ method, path }) => !ROUTES.get(normalized(path))?.has(method));
-
-const query = fc.record({
-  kind: fc.constant("query" as const),
-  path: fc.constantFrom("/workers", "/loads", "/replica_sync/peers"),
-  params: fc.array(
-    fc.tuple(
-      fc.constantFrom("model_name", "tenant_id", "routing_group", "x"),
-      fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: "grapheme", minLength: 250, maxLength: 300 })),
-    ),
-    { maxLength: 3 },
-  ),
-});
-
-const utf8 = new TextEncoder();
-const garbage = fc.record({
-  kind: fc.constant("garbage" as const),
-  path: fc.constantFrom(...POST_ROUTES),
-  type: fc.constantFrom("application/json", "application/msgpack", "application/x-msgpack"),
-  bytes: fc.oneof(
-    fc.uint8Array({ maxLength: 300 }),
-    fc.jsonValue({ maxDepth: 4 }).map((v) => utf8.encode(JSON.stringify(v) ?? "")),
-    fc.string({ maxLength: 100 }).map((s) => utf8.encode(s)),
-  ),
-});
-
-const hostile = validOp.chain((base) =>
-  fc.record({
-    kind: fc.constant("hostile" as const),
-    base: fc.constant(base),
-    mutation: mutationOf(validFields(base, "m").path),
-    accept,
-  }),
-);
-
-const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant("valid" as const), op: validOp, accept }) },
-  { weight: 6, arbitrary: hostile },
-  { weight: 1, arbitrary: stray },
-  { weight: 1, arbitrary: query },
-  { weight: 1, arbitrary: garbage },
-);
-
-function normalized(path: string): string {
-  return new URL(`http://x${path}`).pathname;
-}
 
 /** An answer's body, integers as bigint, whichever encoding it came in. */
 function bodyOf(answer: Answer): unknown {
