@@ -4,7 +4,8 @@
  */
 import type { AddInput } from "./types";
 import type { LiveRequest } from "./core/live-request";
-import { hashesToBlob, workerIdBlob } from "./u64";
+import { bytesOf } from "./row-groups";
+import { workerIdBlob } from "./u64";
 
 const COLUMNS = [
   "request_id",
@@ -47,7 +48,7 @@ export function requestValues(req: LiveRequest, input: AddInput, seq: number): R
     seq,
     workerIdBlob(req.slot.workerId),
     req.slot.dpRank,
-    hashesToBlob(input.hashes),
+    bytesOf(input.hashes),
     req.prefillTokens,
     req.startedAt,
     // A replicated booking can arrive with its prefill already completed elsewhere.

@@ -75,9 +75,12 @@ export function splitEntries(blob: ArrayBuffer, count: number): Uint8Array[] {
   return entries;
 }
 
-/** The bytes as an ArrayBuffer of exactly their length (SQLite binds ArrayBuffers). */
-export function bytesOf(bytes: Uint8Array): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)
-    return bytes.buffer as ArrayBuffer;
-  return bytes.slice().buffer as ArrayBuffer;
+/**
+ * The bytes of a view as an ArrayBuffer of exactly their length (SQLite binds ArrayBuffers): its own
+ * buffer when it covers it, else a copy.
+ */
+export function bytesOf(view: ArrayBufferView): ArrayBuffer {
+  const { buffer, byteOffset, byteLength } = view;
+  if (byteOffset === 0 && byteLength === buffer.byteLength && buffer instanceof ArrayBuffer) return buffer;
+  return buffer.slice(byteOffset, byteOffset + byteLength) as ArrayBuffer;
 }

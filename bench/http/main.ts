@@ -6,62 +6,60 @@
  * each scenario's figures.
  */
 import { AddBodies, batch, MODEL, registrations } from "./bodies";
-import { CONNECTIONS } from "./load";
+import { CONNECTIONS, type LoadFigures } from "./load";
 import { addFree, batches, health, QUERY_BOOK, queries } from "./scenarios";
-import { post, startLocalWorker } from "./worker";
+import { post, startLocalWorker, type WorkerSources } from "./worker";
 
 const root = process.argv[2];
 if (!root) throw new Error("usage: http.mjs <repo root>");
-const service = await measureService(root);
-const floor = await measureFloor(root);
+const service = await measure(root, undefined, measureService);
+const floor = await measure(
+  root,
+  { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] },
+  measureFloor,
+);
 process.stdout.write(`@@bench ${JSON.stringify({ connections: CONNECTIONS, ...service, floor })}\n`);
 
-async function measureService(repo: string) {
-  const worker = await startLocalWorker(repo);
-  const { url } = worker;
+/** Starts the Worker of `from` (the service's by default), measures it with `fn`, and stops it. */
+async function measure<T>(
+  repo: string,
+  from: WorkerSources | undefined,
+  fn: (url: string) => Promise<T>,
+): Promise<T> {
+  const worker = await startLocalWorker(repo, {}, from);
   try {
-    for (const body of registrations()) await post(url, "/register", body);
-    const bodies = new AddBodies(QUERY_BOOK);
-
-    const scenarios = [
-      await health(url),
-      await addFree(url, "json", bodies),
-      await addFree(url, "msgpack", bodies),
-    ];
-    // The book the queries run against: the trace's first requests, whose prompts the queries continue.
-    for (let i = 0; i < QUERY_BOOK; i += 250) {
-      const ops = Array.from({ length: 250 }, (_, k) => bodies.addOp(i + k, `q${i + k}`));
-      await post(url, "/batch", batch(ops), "application/msgpack");
-    }
-    scenarios.push(await queries(url, "json"), await queries(url, "msgpack"));
-    const { figures, opsPerSec } = await batches(url, bodies);
-    scenarios.push(figures);
-    const loads = await (await fetch(`${url}loads?model_name=${MODEL}`)).json();
-    return { scenarios, batchOpsPerSec: opsPerSec, ranks: (loads as unknown[]).length };
+    return await fn(worker.url);
   } finally {
     await worker.stop();
   }
 }
 
-/** The platform floor under the same loads (bodies included), for the ratios' ceilings. */
-async function measureFloor(repo: string) {
-  const worker = await startLocalWorker(
-    repo,
-    {},
-    { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] },
-  );
-  const { url } = worker;
-  try {
-    const bodies = new AddBodies(QUERY_BOOK);
-    const scenarios = [
-      await health(url),
-      await addFree(url, "json", bodies),
-      await addFree(url, "msgpack", bodies),
-    ];
-    const { figures, opsPerSec } = await batches(url, bodies);
-    scenarios.push(figures);
-    return { scenarios, batchOpsPerSec: opsPerSec };
-  } finally {
-    await worker.stop();
+/** The scenarios both Workers answer first: the bare round trip, then `/add`+`/free` in each format. */
+async function roundTrips(url: string, bodies: AddBodies): Promise<LoadFigures[]> {
+  return [await health(url), await addFree(url, "json", bodies), await addFree(url, "msgpack", bodies)];
+}
+
+async function measureService(url: string) {
+  for (const body of registrations()) await post(url, "/register", body);
+  const bodies = new AddBodies(QUERY_BOOK);
+  const scenarios = await roundTrips(url, bodies);
+  // The book the queries run against: the trace's first requests, whose prompts the queries continue.
+  for (let i = 0; i < QUERY_BOOK; i += 250) {
+    const ops = Array.from({ length: 250 }, (_, k) => bodies.addOp(i + k, `q${i + k}`));
+    await post(url, "/batch", batch(ops), "application/msgpack");
   }
+  scenarios.push(await queries(url, "json"), await queries(url, "msgpack"));
+  const { figures, opsPerSec } = await batches(url, bodies);
+  scenarios.push(figures);
+  const loads = await (await fetch(`${url}loads?model_name=${MODEL}`)).json();
+  return { scenarios, batchOpsPerSec: opsPerSec, ranks: (loads as unknown[]).length };
+}
+
+/** The platform floor under the same loads (bodies included), for the ratios' ceilings. */
+async function measureFloor(url: string) {
+  const bodies = new AddBodies(QUERY_BOOK);
+  const scenarios = await roundTrips(url, bodies);
+  const { figures, opsPerSec } = await batches(url, bodies);
+  scenarios.push(figures);
+  return { scenarios, batchOpsPerSec: opsPerSec };
 }

@@ -24,6 +24,11 @@ export function isNewer(a: EventKey, b: EventKey | undefined): boolean {
   return b === undefined || compareKeys(a, b) > 0;
 }
 
+/** The earliest hybrid clock time of wall-clock ms `ms`: a time is before it iff its ms are. */
+export function firstTsOf(ms: number): number {
+  return ms * STEPS_PER_MS;
+}
+
 /** The wall-clock time of a key, epoch ms. */
 export function physicalMs(ts: number): number {
   return Math.floor(ts / STEPS_PER_MS);

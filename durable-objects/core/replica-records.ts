@@ -33,10 +33,7 @@ export class ReplicaRecords {
   }
 
   clearFreed(id: string): void {
-    const key = this.freed.get(id);
-    if (!key) return;
-    this.freed.delete(id);
-    this.store.recordCleared?.("free", id, key);
+    this.clear(this.freed, id, "free", id);
   }
 
   setMark(id: string, key: EventKey): void {
@@ -45,10 +42,7 @@ export class ReplicaRecords {
   }
 
   clearMark(id: string): void {
-    const key = this.marks.get(id);
-    if (!key) return;
-    this.marks.delete(id);
-    this.store.recordCleared?.("prefill", id, key);
+    this.clear(this.marks, id, "prefill", id);
   }
 
   setGone(workerId: bigint, key: EventKey): void {
@@ -57,10 +51,7 @@ export class ReplicaRecords {
   }
 
   clearGone(workerId: bigint): void {
-    const key = this.gone.get(workerId);
-    if (!key) return;
-    this.gone.delete(workerId);
-    this.store.recordCleared?.("gone", String(workerId), key);
+    this.clear(this.gone, workerId, "gone", String(workerId));
   }
 
   setOrphan(event: AddEvent): void {
@@ -110,5 +101,13 @@ export class ReplicaRecords {
 
   get size(): number {
     return this.freed.size + this.marks.size + this.gone.size + this.orphans.size + this.excluded.size;
+  }
+
+  /** Drops record `id` of `records`, telling the store its key (`name`: the id as the store keys it). */
+  private clear<K>(records: Map<K, EventKey>, id: K, kind: RecordKind, name: string): void {
+    const key = records.get(id);
+    if (!key) return;
+    records.delete(id);
+    this.store.recordCleared?.(kind, name, key);
   }
 }

@@ -13,7 +13,7 @@
  * a peer's under a replicated `/batch` load. `records` rows of these kinds written before the log are
  * read first and purged by range.
  */
-import { type EventKey, type HybridClock, physicalMs } from "../core/clock";
+import { type EventKey, firstTsOf, type HybridClock, physicalMs } from "../core/clock";
 import type { RecordKind, ReplicaRecords } from "../core/replica-records";
 import { GroupDepth, ROW_BYTES } from "../row-groups";
 
@@ -78,8 +78,8 @@ export class SqlRecords {
   purge(beforeMs: number): void {
     if (!this.ready()) return;
     this.sql.exec("DELETE FROM record_log WHERE ms < ?", beforeMs);
-    // Rows of the table from before the log (a hybrid clock time is ms × 1024 plus a counter).
-    this.sql.exec("DELETE FROM records WHERE kind != 'gone' AND ts < ?", beforeMs * 1024);
+    // Rows of the table from before the log.
+    this.sql.exec("DELETE FROM records WHERE kind != 'gone' AND ts < ?", firstTsOf(beforeMs));
   }
 
   /** Loads the records into memory: the table's rows, then the log's in the order written. */
