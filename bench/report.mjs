@@ -31,10 +31,12 @@ const addFreeRatio = (worker, format) =>
 
 /**
  * Each target: what it compares, the measured value (null: not measured), whether it is met, and
- * for the HTTP targets the same figure for the platform floor in the same run (null: none).
+ * for the core's cycles and the HTTP targets the same figure for their floor in the same run (null:
+ * none).
  */
-export function targetsOf({ core, http, rows, replication }) {
+export function targetsOf({ core, coreFloor, http, rows, replication }) {
   const cycleRatios = core.sizes.map((s) => s.ours.cyclesPerSec / s.baseline.cyclesPerSec);
+  const floorRatios = coreFloor?.sizes.map((s) => s.floor.cyclesPerSec / s.baseline.cyclesPerSec);
   const addFree = (format) => addFreeRatio(http, format);
   const floorOf = (figure) => (http.floor ? figure(http.floor) : null);
   // "Half shared" holds once each family has several live members; at N = 1,000 (1,000 families)
@@ -50,6 +52,7 @@ export function targetsOf({ core, http, rows, replication }) {
       Math.min(...cycleRatios),
       (v) => v >= 8,
       1,
+      floorRatios ? Math.min(...floorRatios) : null,
     ],
     [
       "core potential_loads p50 at 10,000 live, baseline ÷ ours",
@@ -159,6 +162,31 @@ function replicationSection(r) {
   ];
 }
 
+/** The core's floor (an index that only reads one table line per added value) against the baseline. */
+function coreFloorSection(core, coreFloor) {
+  if (!coreFloor) return ["CORE FLOOR — not measured", ""];
+  return [
+    table(
+      "CORE FLOOR — bench/core/index-floor.ts: our Tracker whose value index only reads one line of a table of the real size per added value, and the baseline, same trace",
+      ["live N", "cycles/s floor", "baseline", "×", "table MB", "ours ÷ floor"],
+      coreFloor.sizes.map((s) => [
+        fmt(s.live),
+        fmt(s.floor.cyclesPerSec),
+        fmt(s.baseline.cyclesPerSec),
+        fmt(s.floor.cyclesPerSec / s.baseline.cyclesPerSec, 1),
+        fmt(s.floor.tableBytes / 1e6, 2),
+        fmt(
+          at(core, s.live).ours.cyclesPerSec /
+            at(core, s.live).baseline.cyclesPerSec /
+            (s.floor.cyclesPerSec / s.baseline.cyclesPerSec),
+          2,
+        ),
+      ]),
+    ),
+    "",
+  ];
+}
+
 /** The platform floor's figures under the same loads, and the service's share of each. */
 function floorSection(http) {
   if (!http.floor) return ["PLATFORM FLOOR — not measured", ""];
@@ -181,7 +209,7 @@ function floorSection(http) {
   ];
 }
 
-export function printReport({ environment, core, http, rows, replication }, targets) {
+export function printReport({ environment, core, coreFloor, http, rows, replication }, targets) {
   const out = [];
   out.push(
     `edge-slot-tracker benchmark — ${environment.date}, Node ${environment.node}, ${environment.cpus} × ${environment.cpuModel}, load average at start ${environment.loadAverageAtStart.join(" / ")}`,
@@ -216,6 +244,7 @@ export function printReport({ environment, core, http, rows, replication }, targ
       ]),
     ),
     "",
+    ...coreFloorSection(core, coreFloor),
     table(
       `HTTP — wrangler unstable_startWorker on 127.0.0.1, autocannon, ${http.connections} connections, 8 s after 2 s warm-up`,
       ["scenario", "req/s", "p50 ms", "p99 ms", "÷ /health"],

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run bench`: bundles the TypeScript parts with esbuild (Node 20 cannot strip types), runs each
- * as a child process — core (under --expose-gc), http, SQLite rows, replication — prints the table
+ * as a child process — core (under --expose-gc), the core's floor, http, SQLite rows, replication — prints the table
  * and the targets, and writes `bench/results.json`. Exits non-zero if a part fails;
  * a missed target is reported, not hidden, and does not fail the run.
  */
@@ -47,6 +47,7 @@ const started = Date.now();
 await build({
   entryPoints: {
     core: "bench/core/main.ts",
+    "core-floor": "bench/core/index-floor.ts",
     http: "bench/http/main.ts",
     rows: "bench/rows/main.ts",
     replication: "bench/replication/main.ts",
@@ -75,11 +76,12 @@ const core = await runPart("core", [
   join(out, "core.mjs"),
   baseline,
 ]);
+const coreFloor = await runPart("core floor", [join(out, "core-floor.mjs"), baseline]);
 const http = await runPart("http", [join(out, "http.mjs"), root]);
 const rows = await runPart("rows", [join(out, "rows.mjs"), root]);
 const replication = await runPart("replication", [join(out, "replication.mjs"), root]);
 
-const results = { environment, core, http, rows, replication };
+const results = { environment, core, coreFloor, http, rows, replication };
 const targets = targetsOf(results);
 printReport(results, targets);
 writeFileSync(

@@ -5,13 +5,11 @@
  */
 import { pathToFileURL } from "node:url";
 import { NaiveSubject, type NaiveTrackerClass, OurSubject, type Subject } from "./subjects";
+import { cycleRates, elapsedMs, naive, ours } from "./rates";
 import { promptBigints, queryArray, Rng, requestOf } from "./trace";
 import { fill, materialize, run, T0 } from "./workload";
 
 const SIZES = [1_000, 10_000, 100_000];
-/** Rounds of each subject, alternating; the median round counts (a shared machine has bursts). */
-const ROUNDS = 5;
-const CYCLES_PER_ROUND = 20_000;
 /** Churn before a heap reading, so that free lists and table sizes are those of a book in use. */
 const HEAP_CHURN = 20_000;
 const QUERIES = 2_000;
@@ -37,19 +35,8 @@ function heapBytes(): number {
   return m.heapUsed + m.arrayBuffers;
 }
 
-const ours = (h: BigUint64Array) => h;
-const naive = (h: BigUint64Array) => promptBigints(h);
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-}
-
-function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-}
-
-function elapsedMs(start: bigint): number {
-  return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
 /**
@@ -69,28 +56,6 @@ function heapPerRequest<H>(subject: () => Subject<H>, form: (h: BigUint64Array) 
 /** A separate frame, so that no interpreter register keeps the churn's inputs alive afterwards. */
 function churn<H>(s: Subject<H>, live: number, form: (h: BigUint64Array) => H): void {
   run(s, materialize(live, live + HEAP_CHURN, live, form));
-}
-
-/** Add+prefill+free cycles per second of each subject, rounds alternating so drift hits both alike. */
-function cycleRates(a: Subject<BigUint64Array>, b: Subject<bigint[]>, live: number) {
-  const rates = { ours: [] as number[], baseline: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const from = live + round * CYCLES_PER_ROUND;
-    const to = from + CYCLES_PER_ROUND;
-    const batchA = materialize(from, to, live, ours);
-    let start = process.hrtime.bigint();
-    run(a, batchA);
-    rates.ours.push(CYCLES_PER_ROUND / (elapsedMs(start) / 1000));
-    const batchB = materialize(from, to, live, naive);
-    start = process.hrtime.bigint();
-    run(b, batchB);
-    rates.baseline.push(CYCLES_PER_ROUND / (elapsedMs(start) / 1000));
-  }
-  return {
-    ours: median(rates.ours),
-    baseline: median(rates.baseline),
-    next: live + ROUNDS * CYCLES_PER_ROUND,
-  };
 }
 
 interface Latency {
