@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run bench`: bundles the TypeScript parts with esbuild (Node 20 cannot strip types), runs each
- * as a child process — core (under --expose-gc), the core's floor, http, SQLite rows, replication — prints the table
- * and the targets, and writes `bench/results.json`. Exits non-zero if a part fails;
+ * as a child process — core (under --expose-gc), the core's floor, http, SQLite rows, replication —
+ * prints the table and the targets, and writes `bench/results.json`. Exits non-zero if a part fails;
  * a missed target is reported, not hidden, and does not fail the run.
  */
 import { spawn } from "node:child_process";

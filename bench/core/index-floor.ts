@@ -8,8 +8,9 @@
  * tracker (the trace has no repeated values, so the cycle runs the same paths); it bounds from above
  * what any index that reads one line per added value can give on this machine.
  *
- * Run by `bench/run.mjs` as its own process (the patch is process-wide); argv[2] is the baseline module's path. Prints one JSON line: per book size, cycles/s of the floor
- * and of the baseline, measured as the core benchmark measures them.
+ * Run by `bench/run.mjs` as its own process (the patch is process-wide); argv[2] is the baseline
+ * module's path. Prints one JSON line: per book size, cycles/s of the floor and of the baseline,
+ * measured as the core benchmark measures them, and the floor's table size.
  */
 import { pathToFileURL } from "node:url";
 import type { BlockPool } from "../../durable-objects/core/block-pool";
