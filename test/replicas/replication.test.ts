@@ -1,11 +1,9 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { trackerName } from "../../durable-objects/naming";
 import { waitFor } from "../workers/helpers";
+import { converged, REPLICAS, type Replica, stubOf } from "./fault-helpers";
 
-const REPLICAS = ["east", "west", "apac"] as const;
-type Replica = (typeof REPLICAS)[number];
 const worker = (exports as unknown as { default: Fetcher }).default;
 
 async function call(replica: Replica, method: string, path: string, body?: string) {
@@ -25,76 +23,61 @@ const loads = async (replica: Replica, model: string) =>
 const workers = async (replica: Replica, model: string) =>
   (await call(replica, "GET", `/workers?model_name=${model}`)).text;
 
-/** Polls until every replica answers `read` identically; returns how long that took. */
-async function converged(read: (r: Replica) => Promise<string>, timeoutMs = 10_000): Promise<number> {
-  const start = Date.now();
-  while (Date.now() - start < timeoutMs) {
-    const views = await Promise.all(REPLICAS.map(read));
-    if (views.every((v) => v === views[0])) return Date.now() - start;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  const views = await Promise.all(REPLICAS.map(read));
-  console.log(REPLICAS.map((r, i) => `${r}: ${views[i]}`).join("\n"));
-  for (const r of REPLICAS)
-    console.log(r, (await call(r, "GET", `/replica_sync/peers?model_name=${lastModel}`)).text);
-  expect(views[1]).toBe(views[0]);
-  expect(views[2]).toBe(views[0]);
-  return Date.now() - start;
+/** Posts and expects `status`: a refused write must fail the test where it happens, not vanish. */
+async function accepted(replica: Replica, path: string, body: string, status = 201) {
+  const answer = await post(replica, path, body);
+  expect(answer.status, `${path} at ${replica}: ${answer.text}`).toBe(status);
 }
 
-const stubOf = (replica: Replica, model: string) =>
-  env.TRACKER.getByName(trackerName({ replica, model, tenant: "default" }));
+/** Each replica's stored session bindings, so a test can wait for a binding rather than assume it. */
+const bindings = (replica: Replica, model: string) =>
+  runInDurableObject(stubOf(replica, model), (_instance, state) =>
+    state.storage.sql
+      .exec(
+        "SELECT session_id, hop, dp_rank, hex(worker_id) AS worker FROM session_bindings ORDER BY session_id, hop",
+      )
+      .toArray(),
+  );
 
-let lastModel = "";
-function unique(): string {
-  lastModel = `m-${crypto.randomUUID()}`;
-  return lastModel;
-}
+const unique = () => `m-${crypto.randomUUID()}`;
 
 describe("replication between three replicas", () => {
-  it("shows an add accepted at one replica in the others' loads within a flush", async () => {
+  it("shows an add accepted at one replica in the others' loads", async () => {
     const m = unique();
-    expect(
-      (
-        await post(
-          "east",
-          "/register",
-          `{"worker_id":1,"model_name":"${m}","block_size":16,"dp_start":0,"dp_size":2}`,
-        )
-      ).status,
-    ).toBe(201);
+    await accepted(
+      "east",
+      "/register",
+      `{"worker_id":1,"model_name":"${m}","block_size":16,"dp_start":0,"dp_size":2}`,
+    );
     await converged((r) => workers(r, m));
-    expect(
-      (
-        await post(
-          "east",
-          "/add",
-          `{"model_name":"${m}","request_id":"a","worker_id":1,"dp_rank":1,"sequence_hashes":[1,2,3],"new_isl_tokens":8}`,
-        )
-      ).status,
-    ).toBe(201);
-    const elapsed = await converged((r) => loads(r, m));
-    expect(elapsed).toBeLessThan(1_000);
+    await accepted(
+      "east",
+      "/add",
+      `{"model_name":"${m}","request_id":"a","worker_id":1,"dp_rank":1,"sequence_hashes":[1,2,3],"new_isl_tokens":8}`,
+    );
+    // How fast it arrives is the benchmark's to say (paced p99); here only that it does, intact.
+    await converged((r) => loads(r, m));
     expect(await loads("apac", m)).toContain(
       `"dp_rank":1,"active_prefill_tokens":8,"active_decode_blocks":3`,
     );
   });
 
-  it("frees everywhere a request added at one replica and freed at another, even before that one saw the add", async () => {
+  it("frees everywhere a request added at one replica and freed at another, whether or not that one saw the add", async () => {
     const m = unique();
-    await post(
+    await accepted(
       "west",
       "/register",
       `{"worker_id":5,"model_name":"${m}","block_size":16,"dp_start":0,"dp_size":1}`,
     );
     await converged((r) => workers(r, m));
-    await post(
+    await accepted(
       "east",
       "/add",
       `{"model_name":"${m}","request_id":"r","worker_id":5,"dp_rank":0,"sequence_hashes":[7,8],"new_isl_tokens":3}`,
     );
-    // Sent at once, so west usually has not seen the add yet: its free must still win everywhere.
-    expect((await post("west", "/free", `{"model_name":"${m}","request_id":"r"}`)).status).toBe(200);
+    // Sent at once: west may or may not have seen the add yet, and its free must win everywhere
+    // either way (the unit tests of the merge rules take each order on purpose).
+    await accepted("west", "/free", `{"model_name":"${m}","request_id":"r"}`, 200);
     await converged((r) => loads(r, m));
     for (const r of REPLICAS)
       expect(await loads(r, m)).toContain(`"active_prefill_tokens":0,"active_decode_blocks":0`);
@@ -102,32 +85,30 @@ describe("replication between three replicas", () => {
 
   it("replicates registrations, prefill completions and unregistrations", async () => {
     const m = unique();
-    await post(
+    await accepted(
       "apac",
       "/register",
       `{"worker_id":9,"model_name":"${m}","block_size":32,"dp_start":2,"dp_size":2}`,
     );
-    await post(
+    await accepted(
       "apac",
       "/register",
       `{"worker_id":10,"model_name":"${m}","block_size":32,"dp_start":0,"dp_size":1}`,
     );
     await converged((r) => workers(r, m));
     expect(JSON.parse(await workers("east", m))).toHaveLength(2);
-    await post(
+    await accepted(
       "west",
       "/add",
       `{"model_name":"${m}","request_id":"p","worker_id":9,"dp_rank":3,"sequence_hashes":[1],"new_isl_tokens":50}`,
     );
     await converged((r) => loads(r, m));
-    expect((await post("east", "/prefill_complete", `{"model_name":"${m}","request_id":"p"}`)).status).toBe(
-      200,
-    );
+    await accepted("east", "/prefill_complete", `{"model_name":"${m}","request_id":"p"}`, 200);
     await converged((r) => loads(r, m));
     expect(await loads("west", m)).toContain(
       `"worker_id":9,"dp_rank":3,"active_prefill_tokens":0,"active_decode_blocks":1`,
     );
-    expect((await post("east", "/unregister", `{"worker_id":9,"model_name":"${m}"}`)).status).toBe(200);
+    await accepted("east", "/unregister", `{"worker_id":9,"model_name":"${m}"}`, 200);
     await converged((r) => workers(r, m));
     expect(JSON.parse(await workers("apac", m))).toEqual([
       { worker_id: 10, model_name: m, tenant_id: "default", block_size: 32, dp_start: 0, dp_size: 1 },
@@ -136,21 +117,21 @@ describe("replication between three replicas", () => {
 
   it("loses nothing when every object is reset in the middle of a stream", async () => {
     const m = unique();
-    await post(
+    await accepted(
       "east",
       "/register",
       `{"worker_id":1,"model_name":"${m}","block_size":16,"dp_start":0,"dp_size":4}`,
     );
+    // Every replica must know the worker before it is booked there: a replica that has not yet
+    // received the registration refuses the booking with 404, as it should.
+    await converged((r) => workers(r, m));
     for (let i = 0; i < 60; i++) {
       if (i === 30) await abortAllDurableObjects();
-      const status = (
-        await post(
-          REPLICAS[i % 3]!,
-          "/add",
-          `{"model_name":"${m}","request_id":"q${i}","worker_id":1,"dp_rank":${i % 4},"sequence_hashes":[${i % 5},${i}],"new_isl_tokens":1}`,
-        )
-      ).status;
-      expect(status).toBe(201);
+      await accepted(
+        REPLICAS[i % 3]!,
+        "/add",
+        `{"model_name":"${m}","request_id":"q${i}","worker_id":1,"dp_rank":${i % 4},"sequence_hashes":[${i % 5},${i}],"new_isl_tokens":1}`,
+      );
     }
     await converged((r) => loads(r, m));
     const rows = JSON.parse(await loads("west", m)) as { active_prefill_tokens: number }[];
@@ -159,18 +140,20 @@ describe("replication between three replicas", () => {
 
   it("repairs a replica that lost its state with a snapshot, and converges", async () => {
     const m = unique();
-    await post(
+    await accepted(
       "east",
       "/register",
       `{"worker_id":1,"model_name":"${m}","block_size":16,"dp_start":0,"dp_size":1}`,
     );
-    await post(
+    await accepted(
       "apac",
       "/register",
       `{"worker_id":2,"model_name":"${m}","block_size":16,"dp_start":0,"dp_size":1}`,
     );
+    // East books worker 2, registered at apac: it must have received that registration first.
+    await converged((r) => workers(r, m));
     for (let i = 0; i < 10; i++) {
-      await post(
+      await accepted(
         "east",
         "/add",
         `{"model_name":"${m}","request_id":"s${i}","worker_id":${1 + (i % 2)},"dp_rank":0,"sequence_hashes":[${i}],"new_isl_tokens":2}`,
@@ -181,7 +164,7 @@ describe("replication between three replicas", () => {
     await runInDurableObject(stubOf("west", m), (_instance, state) => state.storage.deleteAll());
     await abortAllDurableObjects();
     expect(JSON.parse(await workers("west", m))).toEqual([]);
-    await post(
+    await accepted(
       "east",
       "/add",
       `{"model_name":"${m}","request_id":"after","worker_id":1,"dp_rank":0,"sequence_hashes":[99],"new_isl_tokens":1}`,
@@ -190,6 +173,9 @@ describe("replication between three replicas", () => {
     await converged((r) => workers(r, m));
     expect(await loads("west", m)).toContain(
       `"worker_id":2,"dp_rank":0,"active_prefill_tokens":10,"active_decode_blocks":5`,
+    );
+    expect(await loads("west", m)).toContain(
+      `"worker_id":1,"dp_rank":0,"active_prefill_tokens":11,"active_decode_blocks":6`,
     );
   });
 
@@ -209,7 +195,7 @@ describe("replication between three replicas", () => {
       };
     });
     for (let i = 0; i < 50; i++) {
-      await post(
+      await accepted(
         "east",
         "/add",
         `{"model_name":"${m}","request_id":"u${i}","worker_id":1,"dp_rank":0,"sequence_hashes":[${i}],"new_isl_tokens":1}`,
@@ -244,7 +230,7 @@ describe("replication between three replicas", () => {
     const m = unique();
     const card = `"router_config":{"router_mode":"kv","session_affinity_ttl_secs":600}`;
     for (const id of [1, 2, 3, 4]) {
-      await post(
+      await accepted(
         "east",
         "/register",
         `{"worker_id":${id},"model_name":"${m}","block_size":16,"dp_start":0,"dp_size":1,${card}}`,
@@ -259,6 +245,9 @@ describe("replication between three replicas", () => {
     expect(first.status).toBe(201);
     const bound = (JSON.parse(first.text) as { worker_id: number }).worker_id;
     await converged((r) => loads(r, m));
+    // The binding is an event of its own: wait for it too rather than infer it from the loads.
+    const [binding] = await converged((r) => bindings(r, m));
+    expect(binding).toMatchObject({ session_id: "chat", hop: "decode" });
     // The bound worker is now the most loaded one: only the replicated binding sends west's routes there.
     for (let i = 1; i <= 3; i++) {
       const next = await post(
