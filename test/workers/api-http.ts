@@ -187,7 +187,7 @@ export function compareBytes(a: string, b: string): number {
   return x.length - y.length;
 }
 
-/** The live-request age limit these tests run with (vitest.config.ts sets 3 s). */
+/** The live-request age limit these tests run with (vitest.config.ts). */
 export const EXPIRY_MS = Number(env.REQUEST_EXPIRY_SECONDS) * 1000;
 /** Slack between the clock of the test and that of the object. */
 const EXPIRY_MARGIN_MS = 500;

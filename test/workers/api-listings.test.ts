@@ -45,7 +45,6 @@ describe("GET /workers and GET /loads", () => {
           await expectOk(register(scope, w.id, { dpStart: w.dpStart, dpSize: 2 }), 201);
       }
     }
-    // Booked last: requests expire after 3 s in these tests.
     for (const scope of trackers) await expectOk(add(scope, "r", U64_MAX, 3, [1, 2], 3), 201);
     const models = [upper, lower, privateUse, emoji];
     const tenants = [t, u];

@@ -2,7 +2,7 @@
  * Resource caps over HTTP: each is refused with 429 or 413 and a message naming the cap, before
  * anything is stored (no SQLite row written, listings unchanged), and the tracker keeps working after.
  * This project runs with MAX_LIVE_REQUESTS=200 and MAX_LIVE_BLOCKS=300000 (vitest.config.ts), so the
- * caps are reached in a few calls; expiry is 3 s here, so each test fills its tracker over RPC at once.
+ * caps are reached in a few calls; each test fills its tracker over RPC at once.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -43,7 +43,7 @@ async function footprint(model: string, stub: ReturnType<typeof trackerStub>) {
 describe("resource caps", () => {
   it("refuses the add and the route past the live request cap with 429 naming it, storing nothing", async () => {
     const { model, stub } = await registered();
-    // Filled inside the object, so the whole test runs well within the 3 s expiry age.
+    // Filled inside the object, in one call.
     await runInDurableObject(stub, async (object) => {
       const instance = object as unknown as TrackerObject;
       for (let i = 0; i < LIVE_CAP; i++) {

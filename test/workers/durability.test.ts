@@ -48,7 +48,6 @@ describe("tracker durability", () => {
     const key = uniqueKey();
     let stub = trackerStub(key);
     await stub.register({ workerId: 1n, blockSize: 16, dpStart: 0, dpSize: 1 });
-    // Shorter than the test expiry age (3 s), so evaluating half-way does not expire the request.
     const long = 2_000;
     await stub.add({
       requestId: "a",

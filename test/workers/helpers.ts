@@ -1,5 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { vi } from "vitest";
 import { trackerName } from "../../durable-objects/naming";
 
 /** A fresh (model, tenant) per test, so tests in one file never share a tracker. */
@@ -13,6 +14,19 @@ export function trackerStub(key: { model: string; tenant: string; replica: strin
 
 export function hashes(...values: (number | bigint)[]): BigUint64Array {
   return BigUint64Array.from(values.map((v) => BigInt.asUintN(64, BigInt(v))));
+}
+
+/**
+ * Sets the clock that this isolate's code reads, the tracker objects' included (they run in the
+ * test's isolate), to `start`, and returns the setter that moves it; `vi.restoreAllMocks()` gives
+ * back the real one. Expiry then depends on the test's steps, not on how fast the machine runs them.
+ */
+export function setClock(start: number): (now: number) => void {
+  let now = start;
+  vi.spyOn(Date, "now").mockImplementation(() => now);
+  return (to) => {
+    now = to;
+  };
 }
 
 /** Polls `check` until it returns true or `timeoutMs` passes; real timers only where no clock can be injected. */

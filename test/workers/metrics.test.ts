@@ -1,7 +1,8 @@
-import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { parsePrometheus, select, sampleValue } from "./prometheus-text";
-import { waitFor } from "./helpers";
+import { setClock, trackerStub } from "./helpers";
 
 /** `exports.default` is typed only when GlobalProps names the main module; at runtime it is a Fetcher. */
 const worker = (exports as unknown as { default: Fetcher }).default;
@@ -29,6 +30,10 @@ function requests(parsed: ReturnType<typeof parsePrometheus>, route: string, sta
 const U64_MAX = "18446744073709551615";
 
 describe("GET /metrics", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it("reports per-rank gauges equal to /loads for the same state, worker ids exact", async () => {
     const m = `metrics-${crypto.randomUUID()}`;
     const t = "acme";
@@ -137,6 +142,10 @@ describe("GET /metrics", () => {
   });
 
   it("counts expiries as the alarm removes requests", async () => {
+    // The clock is the test's, a day ahead (so the real alarm never fires during the test), and is
+    // moved past the request's deadline before the alarm runs.
+    const t0 = Date.now() + 86_400_000;
+    const setNow = setClock(t0);
     const m = `metrics-${crypto.randomUUID()}`;
     await post("/register", `{"worker_id":1,"model_name":"${m}","block_size":4,"dp_start":0,"dp_size":1}`);
     await post(
@@ -144,13 +153,10 @@ describe("GET /metrics", () => {
       `{"model_name":"${m}","request_id":"old","worker_id":1,"dp_rank":0,"sequence_hashes":[1]}`,
     );
     expect(sampleValue(await scrape(m), "slot_tracker_expired_requests_total", { model: m })).toBe(0);
-    // REQUEST_EXPIRY_SECONDS is 3 in this project; the alarm fires on its own.
-    const expired = await waitFor(
-      async () => sampleValue(await scrape(m), "slot_tracker_expired_requests_total", { model: m }) === 1,
-      8_000,
-      250,
-    );
-    expect(expired).toBe(true);
+    setNow(t0 + Number(env.REQUEST_EXPIRY_SECONDS) * 1000 + 1);
+    const stub = trackerStub({ model: m, tenant: "default", replica: "primary" });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(sampleValue(await scrape(m), "slot_tracker_expired_requests_total", { model: m })).toBe(1);
     expect(sampleValue(await scrape(m), "slot_tracker_live_requests", { model: m })).toBe(0);
   });
 
