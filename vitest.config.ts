@@ -12,6 +12,12 @@ const API_TOKENS = JSON.stringify({
   "tok-ops-c64e02": { tenants: ["*"], admin: true, name: "ops" },
 });
 
+/**
+ * The seed of every fast-check property (`test/fast-check-seed.ts`): fixed, so that a run draws the
+ * same cases on every machine; `FC_SEED=<n> npm test` explores others, and a failure prints its seed.
+ */
+const FC_SEED = JSON.stringify(Number(process.env.FC_SEED ?? 20261201));
+
 /** The tests that need requests to expire within seconds: they run in the `expiry` project. */
 const EXPIRY_TESTS = "test/workers/expiry.test.ts";
 
@@ -25,10 +31,12 @@ export default defineConfig({
     onConsoleLog: (log) => !log.startsWith('{"level":"info"'),
     projects: [
       {
+        define: { __FC_SEED__: FC_SEED },
         test: {
           name: "unit",
           environment: "node",
           include: ["test/unit/**/*.test.ts"],
+          setupFiles: ["test/fast-check-seed.ts"],
         },
       },
       {
@@ -50,10 +58,12 @@ export default defineConfig({
             },
           }),
         ],
+        define: { __FC_SEED__: FC_SEED },
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
           exclude: [EXPIRY_TESTS],
+          setupFiles: ["test/fast-check-seed.ts"],
           testTimeout: 30_000,
         },
       },
