@@ -146,15 +146,6 @@ export class FuzzModel {
       };
     });
   }
-
-  /**
-   * The sets of requests that may have expired by `now` (expiry age `ageMs`): requests expire in add
-   * order, so these are the prefixes of the ones old enough, shortest first.
-   */
-  expiryCandidates(now: number, ageMs: number): Set<string>[] {
-    const old = [...this.requests.values()].filter((r) => now - r.sentAt >= ageMs - 100).map((r) => r.id);
-    return Array.from({ length: old.length + 1 }, (_, k) => new Set(old.slice(0, k)));
-  }
 }
 
 function prefill(live: ModelRequest[]): bigint {
