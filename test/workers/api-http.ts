@@ -189,49 +189,28 @@ export function compareBytes(a: string, b: string): number {
 
 /** The live-request age limit these tests run with (vitest.config.ts). */
 export const EXPIRY_MS = Number(env.REQUEST_EXPIRY_SECONDS) * 1000;
-/** Slack between the clock of the test and that of the object. */
-const EXPIRY_MARGIN_MS = 500;
 /** Tests here make hundreds of calls, and the machine is shared: more time than the default 30 s. */
 export const SLOW_TEST_MS = 180_000;
-/**
- * Tries of one bad call before its check counts even though the seeded request expired meanwhile.
- * Only a machine so loaded that three calls outlast a request retries at all.
- */
-const SEEDED_ATTEMPTS = 10;
 
 /**
- * Runs `block`, which books requests and asserts on them, and runs it again if it failed after
- * taking longer than a request lives: only then may expiry, not a bug, explain the failure. A real
- * bug fails every attempt. `block` must set up its own state (a fresh model) on each run.
+ * `it` for a test that books requests and then reads loads, with {@link SLOW_TEST_MS}: no request
+ * expires before it fails for its timeout ({@link EXPIRY_MS} is longer), so its loads never depend on
+ * the machine's speed.
  */
-export async function withinLifetime(block: () => Promise<void>, attempts = 3): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const start = Date.now();
-    try {
-      await block();
-      return;
-    } catch (error) {
-      if (attempt >= attempts || Date.now() - start < EXPIRY_MS - EXPIRY_MARGIN_MS) throw error;
-    }
-  }
-}
-
-/** `it` for a test that books requests and then reads loads: see {@link withinLifetime}. */
 export function itBooking(name: string, block: () => Promise<void>, timeout = SLOW_TEST_MS): void {
-  it(name, () => withinLifetime(block), timeout);
+  if (EXPIRY_MS <= timeout)
+    throw new Error(`requests expire in ${EXPIRY_MS} ms, within the test's ${timeout} ms`);
+  it(name, block, timeout);
 }
 
 /**
  * A tracker with two workers and one live request in prefill, for bad calls that must change
- * nothing: after each, `/workers` and `/loads` must read exactly as after setup. Requests expire
- * after {@link EXPIRY_MS}, so the check proves the request was still live when `/loads` was read by
- * adding it again right after: 409 says it was (and changes nothing); 201 says it had expired, and
- * books it afresh for another try of the same bad call.
+ * nothing: after each, `/workers` and `/loads` must read exactly as after setup, and the request
+ * must still be live (adding it again is refused with 409).
  */
 export class SeededTracker {
   private workers = "";
   private loads = "";
-  private bookedAt = Number.NEGATIVE_INFINITY;
   private constructor(readonly model: string) {}
 
   static async create(): Promise<SeededTracker> {
@@ -239,10 +218,9 @@ export class SeededTracker {
     await expectOk(register(tracker.scope, 1, { dpSize: 2 }), 201);
     await expectOk(register(tracker.scope, 2), 201);
     tracker.workers = await tracker.read("/workers");
-    do {
-      await tracker.rebook();
-      tracker.loads = await tracker.read("/loads");
-    } while (!(await tracker.stillLive()));
+    await expectOk(add(tracker.scope, "live", 1, 1, [1, 2, 3], 8), 201);
+    tracker.loads = await tracker.read("/loads");
+    await tracker.expectLive();
     expect(tracker.loads).toContain(
       '"worker_id":1,"dp_rank":1,"active_prefill_tokens":8,"active_decode_blocks":3',
     );
@@ -256,17 +234,10 @@ export class SeededTracker {
 
   /** Runs `badCall` (which asserts its own answer), then asserts the tracker is exactly as set up. */
   async unchangedBy(label: string, badCall: () => Promise<unknown>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      // Keep the request young, so that a try seldom outlives it.
-      if (Date.now() - this.bookedAt > EXPIRY_MS / 2) await this.rebook();
-      await badCall();
-      const loads = await this.read("/loads");
-      if ((await this.stillLive()) || attempt === SEEDED_ATTEMPTS) {
-        expect(loads, `loads after ${label}`).toBe(this.loads);
-        expect(await this.read("/workers"), `workers after ${label}`).toBe(this.workers);
-        return;
-      }
-    }
+    await badCall();
+    expect(await this.read("/loads"), `loads after ${label}`).toBe(this.loads);
+    expect(await this.read("/workers"), `workers after ${label}`).toBe(this.workers);
+    await this.expectLive();
   }
 
   private async read(path: "/workers" | "/loads"): Promise<string> {
@@ -275,25 +246,12 @@ export class SeededTracker {
     return res.text();
   }
 
-  private async rebook(): Promise<void> {
-    await expectOk(requestOp("/free", this.scope, "live"), 200);
-    this.bookedAt = Date.now();
-    await expectOk(add(this.scope, "live", 1, 1, [1, 2, 3], 8), 201);
-  }
-
-  /** Whether request `live` was still booked; if it had expired, it is booked again. */
-  private async stillLive(): Promise<boolean> {
-    const before = Date.now();
-    const res = await add(this.scope, "live", 1, 1, [1, 2, 3], 8);
-    if (res.status === 201) {
-      this.bookedAt = before;
-      return false;
-    }
+  /** Request `live` is still booked: adding it again is refused, and changes nothing. */
+  private async expectLive(): Promise<void> {
     await expectError(
-      res,
+      await add(this.scope, "live", 1, 1, [1, 2, 3], 8),
       409,
       "Request live already exists (assigned to worker WorkerWithDpRank { worker_id: 1, dp_rank: 1 })",
     );
-    return true;
   }
 }

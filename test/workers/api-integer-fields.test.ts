@@ -4,16 +4,7 @@
  * accepted.
  */
 import { describe, expect, it } from "vitest";
-import {
-  expectError,
-  expectOk,
-  get,
-  post,
-  SeededTracker,
-  SLOW_TEST_MS,
-  uniqueModel,
-  withinLifetime,
-} from "./api-http";
+import { expectError, expectOk, get, post, SeededTracker, SLOW_TEST_MS, uniqueModel } from "./api-http";
 import { validBodies } from "./valid-bodies";
 
 /** Literal JSON text of `body` with `field` set to the raw `literal`, which JSON.stringify cannot write. */
@@ -69,29 +60,28 @@ describe("integers are never rounded", () => {
 
   it(
     "accepts the exact bounds of each integer kind",
-    () =>
-      withinLifetime(async () => {
-        const model = uniqueModel();
-        await expectOk(
-          post(
-            "/register",
-            `{"model_name":"${model}","worker_id":18446744073709551615,"block_size":4294967295,"dp_start":4294967293,"dp_size":2}`,
-          ),
-          201,
-        );
-        await expectOk(
-          post(
-            "/add",
-            `{"model_name":"${model}","request_id":"r","worker_id":18446744073709551615,"dp_rank":4294967294,` +
-              `"sequence_hashes":[-9223372036854775808,18446744073709551615,0],"new_isl_tokens":0}`,
-          ),
-          201,
-        );
-        expect(await (await get("/loads", { model_name: model })).text()).toBe(
-          `[{"model_name":"${model}","tenant_id":"default","worker_id":18446744073709551615,"dp_rank":4294967293,"active_prefill_tokens":0,"active_decode_blocks":0},` +
-            `{"model_name":"${model}","tenant_id":"default","worker_id":18446744073709551615,"dp_rank":4294967294,"active_prefill_tokens":0,"active_decode_blocks":3}]`,
-        );
-      }),
+    async () => {
+      const model = uniqueModel();
+      await expectOk(
+        post(
+          "/register",
+          `{"model_name":"${model}","worker_id":18446744073709551615,"block_size":4294967295,"dp_start":4294967293,"dp_size":2}`,
+        ),
+        201,
+      );
+      await expectOk(
+        post(
+          "/add",
+          `{"model_name":"${model}","request_id":"r","worker_id":18446744073709551615,"dp_rank":4294967294,` +
+            `"sequence_hashes":[-9223372036854775808,18446744073709551615,0],"new_isl_tokens":0}`,
+        ),
+        201,
+      );
+      expect(await (await get("/loads", { model_name: model })).text()).toBe(
+        `[{"model_name":"${model}","tenant_id":"default","worker_id":18446744073709551615,"dp_rank":4294967293,"active_prefill_tokens":0,"active_decode_blocks":0},` +
+          `{"model_name":"${model}","tenant_id":"default","worker_id":18446744073709551615,"dp_rank":4294967294,"active_prefill_tokens":0,"active_decode_blocks":3}]`,
+      );
+    },
     SLOW_TEST_MS,
   );
 });
