@@ -101,12 +101,13 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             // Three replicas in one workerd: every (model, tenant) has three peer objects. A small
             // outbox cap lets a test push a peer into snapshot resync with a few dozen events.
+            // Requests outlive the longest test (240 s), so none expires while a test checks it.
             miniflare: {
               bindings: {
                 REPLICAS: "east,west,apac",
                 REPLICA_FLUSH_MS: "10",
                 REPLICA_OUTBOX_CAP: "40",
-                REQUEST_EXPIRY_SECONDS: "120",
+                REQUEST_EXPIRY_SECONDS: "600",
               },
             },
           }),
