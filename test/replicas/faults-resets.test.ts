@@ -23,7 +23,8 @@ import {
 
 describe("faults", () => {
   it("loses no acknowledged change and applies none twice when every object is aborted at random points", async () => {
-    const seed = Date.now() % 1_000_000;
+    // Fixed, so that every run makes the same waves and rolls; change it to explore other runs.
+    const seed = 20261201;
     const random = seeded(seed);
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     const model = unique();
