@@ -1,9 +1,10 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ReplicaEvent } from "../../durable-objects/core/events";
 import { trackerName } from "../../durable-objects/naming";
 import { encodeBatch } from "../../durable-objects/replication/event-codec";
+import { setClock } from "../workers/helpers";
 import { type Parsed, parsePrometheus, sampleValue } from "../workers/prometheus-text";
 
 type Replica = "east" | "west" | "apac";
@@ -64,6 +65,10 @@ const add = (model: string, id: string, hash: number) => ({
 });
 
 describe("replication metrics", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it("counts events sent at the origin and applied at the peers, and lag returns to zero", async () => {
     const m = `rm-${crypto.randomUUID()}`;
     expect((await post("east", "/register", register(m, 1))).status).toBe(201);
@@ -126,6 +131,10 @@ describe("replication metrics", () => {
   it("observes each stream event's delay from acceptance at its origin to application, once, and no snapshot's", async () => {
     const m = `rm-${crypto.randomUUID()}`;
     const stub = env.TRACKER.getByName(trackerName({ replica: "west", model: m, tenant: "default" }));
+    // The clock stands still, so that each delay is exactly what the events were stamped with, however
+    // long the calls take.
+    const now = Date.now();
+    setClock(now);
     const registration = (workerId: bigint, acceptedAtMs: number): ReplicaEvent => ({
       ts: acceptedAtMs * 1024,
       origin: "apac",
@@ -141,7 +150,7 @@ describe("replication metrics", () => {
       ...header,
       kind: "stream",
       firstSeq: 1,
-      events: [registration(5n, Date.now() - 3_000), registration(6n, Date.now() + 60_000)],
+      events: [registration(5n, now - 3_000), registration(6n, now + 60_000)],
     });
     expect(await stub.replicate(stream)).toEqual({ status: "ok", applied: 2 });
     expect(await stub.replicate(stream)).toEqual({ status: "ok", applied: 2 });
@@ -149,7 +158,7 @@ describe("replication metrics", () => {
       ...header,
       kind: "snapshot",
       firstSeq: 0,
-      events: [registration(7n, Date.now() - 3_600_000)],
+      events: [registration(7n, now - 3_600_000)],
     });
     expect(await stub.replicate(snapshot)).toEqual({ status: "ok", applied: 2 });
 
