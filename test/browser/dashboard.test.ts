@@ -78,7 +78,7 @@ async function expectRank(
 const text = (selector: string) => () => page.locator(selector).first().textContent();
 
 beforeAll(async () => {
-  worker = await startWorker({ REPLICAS: "east,west", REQUEST_EXPIRY_SECONDS: "300" }, { API_TOKENS });
+  worker = await startWorker({ REPLICAS: "east,west", REQUEST_EXPIRY_SECONDS: "3600" }, { API_TOKENS });
   base = await worker.url;
   const register = (
     model: string,
