@@ -18,9 +18,8 @@ import { homeIn, valueHash } from "../../durable-objects/core/ordered-slots";
 import { ValueIndex } from "../../durable-objects/core/value-index";
 import { cycleRates, naive, ours } from "./rates";
 import { NaiveSubject, type NaiveTrackerClass, OurSubject } from "./subjects";
-import { fill, T0 } from "./workload";
+import { BOOK_SIZES, fill, T0 } from "./workload";
 
-const SIZES = [1_000, 10_000];
 const MAX_LOAD = 0.75;
 const SEED = 0x2545f491;
 
@@ -88,7 +87,7 @@ if (!naivePath) throw new Error("usage: index-floor.mjs <path of naive-tracker.m
 const { NaiveTracker } = (await import(pathToFileURL(naivePath).href)) as { NaiveTracker: NaiveTrackerClass };
 
 const sizes = [];
-for (const live of SIZES) {
+for (const live of BOOK_SIZES) {
   const a = new OurSubject(T0);
   fill(a, live, ours);
   const b = new NaiveSubject(NaiveTracker);

@@ -7,9 +7,8 @@ import { pathToFileURL } from "node:url";
 import { NaiveSubject, type NaiveTrackerClass, OurSubject, type Subject } from "./subjects";
 import { cycleRates, elapsedMs, naive, ours } from "./rates";
 import { promptBigints, queryArray, Rng, requestOf } from "./trace";
-import { fill, materialize, run, T0 } from "./workload";
+import { BOOK_SIZES, fill, materialize, run, T0 } from "./workload";
 
-const SIZES = [1_000, 10_000, 100_000];
 /** Churn before a heap reading, so that free lists and table sizes are those of a book in use. */
 const HEAP_CHURN = 20_000;
 const QUERIES = 2_000;
@@ -129,7 +128,7 @@ const { NaiveTracker } = (await import(pathToFileURL(naivePath).href)) as { Naiv
 // A throwaway pass compiles every path first, so that JIT code is not counted as tracker heap.
 measure(NaiveTracker, 2_000);
 const sizes = [];
-for (const live of SIZES) {
+for (const live of BOOK_SIZES) {
   sizes.push(measure(NaiveTracker, live));
   process.stderr.write(`core: N=${live} done\n`);
 }

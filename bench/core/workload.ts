@@ -11,6 +11,12 @@ import { promptArray, requestOf } from "./trace";
 
 export const T0 = 1_700_000_000_000;
 
+/**
+ * The book sizes N the core is measured at, in both of its processes: the benchmark and the floor
+ * beside it (the target "at every N" needs the floor at each N the core reports).
+ */
+export const BOOK_SIZES = [1_000, 10_000, 100_000];
+
 export interface Batch<H> {
   from: number;
   adds: Booking<H>[];
