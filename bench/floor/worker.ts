@@ -2,10 +2,14 @@
  * The platform floor for the HTTP benchmark: a Worker on the same stack as the service (Hono, one
  * Durable Object reached by name over RPC, its SQLite storage) whose `/add`, `/free` and `/batch`
  * do only what any durable answer to them must: read the body, carry it to the object, write it there
- * as one row, and answer. No decoding, validation, tracking or logging. The same load against it and
- * against the service, in the same run, shows how much of a figure is the runtime's and how close
- * the service comes to it: no route that persists what it is sent can beat these figures here.
+ * as one row, and answer; and whose `/potential_loads` does only what any answer to a query must:
+ * carry it to the object, where the book lives, and bring back an answer of the service's shape (64
+ * ranks' loads, encoded once at start, in the format `Accept` names). No decoding, validation,
+ * tracking or logging. The same load against it and against the service, in the same run, shows how
+ * much of a figure is the runtime's and how close the service comes to it: no route that persists
+ * what it is sent, or answers from the object, can beat these figures here.
  */
+import { encode } from "@msgpack/msgpack";
 import { DurableObject } from "cloudflare:workers";
 import { Hono } from "hono";
 
@@ -15,6 +19,18 @@ const RING = 1024;
 const OK = "{}";
 const BATCH_OPS = 256;
 const BATCH_OK = msgpackResults(BATCH_OPS);
+/** The HTTP bench's book: 8 workers of 8 ranks, with 64-bit ids as the service carries them. */
+const WORKERS = 8;
+const DP_SIZE = 8;
+const LOADS = potentialLoads();
+/** An answer's bytes in a buffer of their own, as the object hands them over RPC. */
+const own = (bytes: Uint8Array): ArrayBuffer => Uint8Array.from(bytes).buffer;
+const LOADS_JSON = own(
+  new TextEncoder().encode(
+    `[${LOADS.map((l) => `{"worker_id":${l.worker_id},"dp_rank":${l.dp_rank},"potential_prefill_tokens":${l.potential_prefill_tokens},"potential_decode_blocks":${l.potential_decode_blocks},"active_requests":${l.active_requests}}`).join(",")}]`,
+  ),
+);
+const LOADS_MSGPACK = own(encode(LOADS, { useBigInt64: true }));
 
 interface Env {
   FLOOR: DurableObjectNamespace<FloorObject>;
@@ -34,6 +50,11 @@ export class FloorObject extends DurableObject<Env> {
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO carried (slot, body) VALUES (?, ?)", slot, body);
     return slot;
   }
+
+  /** Takes a query and answers it with a ready answer of the service's size; nothing is written. */
+  answer(_query: ArrayBuffer, msgpack: boolean): ArrayBuffer {
+    return msgpack ? LOADS_MSGPACK : LOADS_JSON;
+  }
 }
 
 const app = new Hono<{ Bindings: Env }>();
@@ -49,7 +70,24 @@ app.post("/batch", async (c) => {
   return c.body(BATCH_OK.slice(), 200, { "content-type": "application/msgpack" });
 });
 
+app.post("/potential_loads", async (c) => {
+  const msgpack = c.req.header("accept")?.includes("msgpack") ?? false;
+  const answer = await c.env.FLOOR.getByName("bench").answer(await c.req.arrayBuffer(), msgpack);
+  return c.body(answer, 200, { "content-type": msgpack ? "application/msgpack" : "application/json" });
+});
+
 export default app;
+
+/** A `/potential_loads` answer's rows for the bench's 64 ranks, with figures of a plausible size. */
+function potentialLoads() {
+  return Array.from({ length: WORKERS * DP_SIZE }, (_, i) => ({
+    worker_id: 0x7a3f_19c2_0000_0000n + BigInt(i >> 3),
+    dp_rank: i % DP_SIZE,
+    potential_prefill_tokens: 40_000 + 97 * i,
+    potential_decode_blocks: 3_000 + 31 * i,
+    active_requests: 15 + (i % 7),
+  }));
+}
 
 /** `{"results": [{"status": 200} × count]}` in MessagePack. */
 function msgpackResults(count: number): Uint8Array {

@@ -2,8 +2,8 @@
  * The HTTP benchmark: the Worker from `wrangler.toml`, started by wrangler's `unstable_startWorker`
  * on 127.0.0.1 with on-disk local state in a fresh temp dir, driven by autocannon from this process;
  * then the same loads against the platform floor (`bench/floor`), a Worker that only carries each body
- * to a Durable Object and writes it as one row. argv[2] is the repo root. Prints one JSON line with
- * each scenario's figures.
+ * to a Durable Object and writes it as one row (a query: carries it there and brings back a ready
+ * answer). argv[2] is the repo root. Prints one JSON line with each scenario's figures.
  */
 import { AddBodies, batch, MODEL, registrations } from "./bodies";
 import { CONNECTIONS, type LoadFigures } from "./load";
@@ -55,10 +55,11 @@ async function measureService(url: string) {
   return { scenarios, batchOpsPerSec: opsPerSec, ranks: (loads as unknown[]).length };
 }
 
-/** The platform floor under the same loads (bodies included), for the ratios' ceilings. */
+/** The platform floor under the same loads (bodies included), in the same order, for the ratios' ceilings. */
 async function measureFloor(url: string) {
   const bodies = new AddBodies(QUERY_BOOK);
   const scenarios = await roundTrips(url, bodies);
+  scenarios.push(await queries(url, "json"), await queries(url, "msgpack"));
   const { figures, opsPerSec } = await batches(url, bodies);
   scenarios.push(figures);
   return { scenarios, batchOpsPerSec: opsPerSec };
