@@ -1,6 +1,6 @@
 /**
- * The benchmark's table and its targets (issue 5). Every ratio comes from figures of the same run.
- * A target whose part did not run is reported as not measured, never as met.
+ * The benchmark's table and its targets (issue 16, item 4). Every ratio comes from figures of the
+ * same run. A target whose part did not run is reported as not measured, never as met.
  */
 
 const fmt = (x, digits = 0) =>
@@ -24,98 +24,144 @@ function table(title, header, rows) {
 const at = (core, live) => core.sizes.find((s) => s.live === live);
 const scenario = (http, prefix) => http.scenarios.find((s) => s.scenario.startsWith(prefix));
 
-/** A Worker's `/add`+`/free` requests/s over its `/health` requests/s, in one format. */
-const addFreeRatio = (worker, format) =>
-  scenario(worker, `POST /add + /free (${format})`).requestsPerSec /
-  scenario(worker, "GET /health").requestsPerSec;
+/** The service's requests/s in a scenario over the platform floor's in the same one (null: none). */
+function overFloor(http, prefix) {
+  const floor = http.floor && scenario(http.floor, prefix);
+  return floor ? scenario(http, prefix).requestsPerSec / floor.requestsPerSec : null;
+}
 
 /**
- * Each target: what it compares, the measured value (null: not measured), whether it is met, and
- * for the core's cycles and the HTTP targets the same figure for their floor in the same run (null:
- * none).
+ * Our core's cycles/s over its floor's at `live` (null: the floor was not measured there). The floor
+ * runs in a process of its own (its patch of the index is process-wide), with its own JIT, heap and
+ * moment on a shared machine, so raw cycles/s of the two processes do not compare; each process
+ * measures the baseline beside its subject on the same trace, and the ratio is of the two ratios to
+ * it: (ours ÷ baseline) ÷ (floor ÷ baseline).
+ */
+function coreOverFloor(core, coreFloor, live) {
+  const s = at(core, live);
+  const f = coreFloor?.sizes.find((x) => x.live === live);
+  if (!s || !f) return null;
+  return s.ours.cyclesPerSec / s.baseline.cyclesPerSec / (f.floor.cyclesPerSec / f.baseline.cyclesPerSec);
+}
+
+/**
+ * Each target (issue 16, item 4): what it compares, its goal, the measured value (null: not
+ * measured), the figures it comes from, and whether it is met. The throughput targets are ratios to
+ * what the same machine gives the same work in the same run (a floor, the baseline, the origin), so
+ * that they judge the service rather than the machine it ran on.
  */
 export function targetsOf({ core, coreFloor, http, rows, replication }) {
-  const cycleRatios = core.sizes.map((s) => s.ours.cyclesPerSec / s.baseline.cyclesPerSec);
-  const floorRatios = coreFloor?.sizes.map((s) => s.floor.cyclesPerSec / s.baseline.cyclesPerSec);
-  const addFree = (format) => addFreeRatio(http, format);
-  const floorOf = (figure) => (http.floor ? figure(http.floor) : null);
+  const httpScenario = (format) => `POST /add + /free (${format})`;
+  const httpFrom = (prefix) =>
+    http.floor && scenario(http.floor, prefix)
+      ? `${fmt(scenario(http, prefix).requestsPerSec)} ÷ ${fmt(scenario(http.floor, prefix).requestsPerSec)} req/s`
+      : "no floor";
+  const perN = core.sizes.map((s) => ({ live: s.live, ratio: coreOverFloor(core, coreFloor, s.live) }));
+  const coreRatio = perN.every((x) => x.ratio !== null) ? Math.min(...perN.map((x) => x.ratio)) : null;
+  const p50 = (live) => at(core, live)?.ours.p50Us;
   // "Half shared" holds once each family has several live members; at N = 1,000 (1,000 families)
   // most prompts share nothing, so the heap target is judged where the workload has its shape.
   const heap = Math.max(
     at(core, 10_000).ours.heapBytesPerRequest,
     at(core, 100_000).ours.heapBytesPerRequest,
   );
+  const flushMs = replication?.flushMs;
+  const catchUp = replication?.catchUpEventsPerSec ?? null;
   const list = [
-    [
-      "core add+free cycles/s, ours ÷ baseline (lowest over N)",
-      "≥ 8×",
-      Math.min(...cycleRatios),
-      (v) => v >= 8,
-      1,
-      floorRatios ? Math.min(...floorRatios) : null,
-    ],
-    [
-      "core potential_loads p50 at 10,000 live, baseline ÷ ours",
-      "≥ 100×",
-      at(core, 10_000).baseline.p50Us / at(core, 10_000).ours.p50Us,
-      (v) => v >= 100,
-      0,
-    ],
-    [
-      "core potential_loads p50, ours at 100,000 ÷ at 1,000 live",
-      "≤ 1.5",
-      at(core, 100_000).ours.p50Us / at(core, 1_000).ours.p50Us,
-      (v) => v <= 1.5,
-      2,
-    ],
-    ["heap bytes per live request (worst of N = 10,000 and 100,000)", "≤ 1,500", heap, (v) => v <= 1500, 0],
-    [
-      "HTTP /add+/free req/s ÷ /health req/s (JSON)",
-      "≥ 0.9",
-      addFree("json"),
-      (v) => v >= 0.9,
-      2,
-      floorOf((f) => addFreeRatio(f, "json")),
-    ],
-    [
-      "HTTP /add+/free req/s ÷ /health req/s (MessagePack)",
-      "≥ 0.9",
-      addFree("msgpack"),
-      (v) => v >= 0.9,
-      2,
-      floorOf((f) => addFreeRatio(f, "msgpack")),
-    ],
-    [
-      "HTTP /batch (256 ops, MessagePack) lifecycle ops/s",
-      "≥ 100,000",
-      http.batchOpsPerSec,
-      (v) => v >= 100_000,
-      0,
-      floorOf((f) => f.batchOpsPerSec),
-    ],
-    ["SQLite rows written per /add", "≤ 2", rows.rowsPerAdd, (v) => v <= 2, 2],
-    [
-      "replication events/s applied at the peer (/batch load at the origin)",
-      "≥ 50,000",
-      replication?.eventsPerSec ?? null,
-      (v) => v >= 50_000,
-      0,
-    ],
-    [
-      "replication p99 delay acceptance → application, ms (bucket upper bound)",
-      replication ? `≤ ${replication.flushMs + 50} (REPLICA_FLUSH_MS + 50)` : "≤ REPLICA_FLUSH_MS + 50",
-      replication?.p99DelayMsUpperBound ?? null,
-      (v) => v <= replication.flushMs + 50,
-      0,
-    ],
+    {
+      figure: "HTTP /add+/free req/s (JSON), service ÷ platform floor",
+      goal: "≥ 0.9",
+      value: overFloor(http, httpScenario("json")),
+      from: httpFrom(httpScenario("json")),
+      ok: (v) => v >= 0.9,
+      digits: 2,
+    },
+    {
+      figure: "HTTP /add+/free req/s (MessagePack), service ÷ platform floor",
+      goal: "≥ 0.9",
+      value: overFloor(http, httpScenario("msgpack")),
+      from: httpFrom(httpScenario("msgpack")),
+      ok: (v) => v >= 0.9,
+      digits: 2,
+    },
+    {
+      figure: "HTTP /batch lifecycle ops/s (256 ops, MessagePack), service ÷ platform floor",
+      goal: "≥ 0.8",
+      value: http.floor ? http.batchOpsPerSec / http.floor.batchOpsPerSec : null,
+      from: http.floor ? `${fmt(http.batchOpsPerSec)} ÷ ${fmt(http.floor.batchOpsPerSec)} ops/s` : "no floor",
+      ok: (v) => v >= 0.8,
+      digits: 2,
+    },
+    {
+      figure: "core add+free cycles/s, ours ÷ core floor (lowest over N)",
+      goal: "≥ 0.7 at every N",
+      value: coreRatio,
+      from: perN.map((x) => `${fmt(x.live)}: ${x.ratio === null ? "no floor" : fmt(x.ratio, 2)}`).join(", "),
+      ok: (v) => v >= 0.7,
+      digits: 2,
+      perN,
+    },
+    {
+      figure: "core potential_loads p50 at 10,000 live, baseline ÷ ours",
+      goal: "≥ 100×",
+      value: at(core, 10_000).baseline.p50Us / p50(10_000),
+      from: `${fmt(at(core, 10_000).baseline.p50Us)} ÷ ${fmt(p50(10_000), 1)} µs`,
+      ok: (v) => v >= 100,
+      digits: 0,
+    },
+    {
+      figure: "core potential_loads p50, ours at 100,000 live ÷ at 1,000 live",
+      goal: "≤ 2",
+      value: p50(100_000) / p50(1_000),
+      from: `${fmt(p50(100_000), 1)} ÷ ${fmt(p50(1_000), 1)} µs`,
+      ok: (v) => v <= 2,
+      digits: 2,
+    },
+    {
+      figure: "heap bytes per live request (worst of N = 10,000 and 100,000)",
+      goal: "≤ 1,500",
+      value: heap,
+      from: `10,000: ${fmt(at(core, 10_000).ours.heapBytesPerRequest)} B, 100,000: ${fmt(at(core, 100_000).ours.heapBytesPerRequest)} B`,
+      ok: (v) => v <= 1500,
+      digits: 0,
+    },
+    {
+      figure: "SQLite rows written per /add",
+      goal: "≤ 2",
+      value: rows?.rowsPerAdd ?? null,
+      from: rows ? `${rows.adds} adds` : "",
+      ok: (v) => v <= 2,
+      digits: 2,
+    },
+    {
+      figure: "replication catch-up events/s (origin idle) ÷ events/s the origin accepted under load",
+      goal: "≥ 1.5",
+      value: catchUp === null ? null : catchUp / replication.originEventsPerSec,
+      from: replication
+        ? catchUp === null
+          ? "the peer was never behind: no backlog to time"
+          : `${fmt(catchUp)} ÷ ${fmt(replication.originEventsPerSec)} events/s`
+        : "",
+      ok: (v) => v >= 1.5,
+      digits: 2,
+    },
+    {
+      figure: "replication paced p99 delay acceptance → application, ms (bucket upper bound)",
+      goal: replication ? `≤ ${flushMs + 50} (REPLICA_FLUSH_MS ${flushMs} + 50)` : "≤ REPLICA_FLUSH_MS + 50",
+      value: replication?.pacedP99DelayMsUpperBound ?? null,
+      from: replication ? `${fmt(replication.pacedEventsPerSec)} events/s, evenly spaced` : "",
+      ok: (v) => v <= flushMs + 50,
+      digits: 0,
+    },
   ];
-  return list.map(([figure, target, value, ok, digits, floor = null]) => ({
-    figure,
-    target,
-    value,
-    digits,
-    floor,
-    status: value === null ? "NOT MEASURED" : ok(value) ? "MET" : "NOT MET",
+  return list.map(({ ok, ...t }) => ({
+    ...t,
+    status:
+      t.value === null || t.value === undefined || Number.isNaN(t.value)
+        ? "not measured"
+        : ok(t.value)
+          ? "met"
+          : "not met",
   }));
 }
 
@@ -175,12 +221,7 @@ function coreFloorSection(core, coreFloor) {
         fmt(s.baseline.cyclesPerSec),
         fmt(s.floor.cyclesPerSec / s.baseline.cyclesPerSec, 1),
         fmt(s.floor.tableBytes / 1e6, 2),
-        fmt(
-          at(core, s.live).ours.cyclesPerSec /
-            at(core, s.live).baseline.cyclesPerSec /
-            (s.floor.cyclesPerSec / s.baseline.cyclesPerSec),
-          2,
-        ),
+        fmt(coreOverFloor(core, coreFloor, s.live), 2),
       ]),
     ),
     "",
@@ -193,7 +234,7 @@ function floorSection(http) {
   const health = http.floor.scenarios[0].requestsPerSec;
   return [
     table(
-      "PLATFORM FLOOR — bench/floor: the same loads against a Worker that only carries each body to a Durable Object and writes it as one row",
+      "PLATFORM FLOOR — bench/floor: the same loads against a Worker that only carries each body to a Durable Object and writes it as one row (a query: brings back a ready answer of the service's shape)",
       ["scenario", "req/s", "p50 ms", "p99 ms", "÷ /health", "service ÷ floor"],
       http.floor.scenarios.map((s) => [
         s.scenario,
@@ -204,7 +245,7 @@ function floorSection(http) {
         fmt(scenario(http, s.scenario).requestsPerSec / s.requestsPerSec, 2),
       ]),
     ),
-    `/batch lifecycle ops/s: ${fmt(http.floor.batchOpsPerSec)}`,
+    `/batch lifecycle ops/s: ${fmt(http.floor.batchOpsPerSec)} (service ÷ floor ${fmt(http.batchOpsPerSec / http.floor.batchOpsPerSec, 2)})`,
     "",
   ];
 }
@@ -264,23 +305,19 @@ export function printReport({ environment, core, coreFloor, http, rows, replicat
     "",
     ...replicationSection(replication),
     table(
-      "TARGETS",
-      ["figure", "target", "measured", "platform floor", ""],
-      targets.map((t) => [
-        t.figure,
-        t.target,
-        fmt(t.value, t.digits),
-        t.floor === null ? "" : fmt(t.floor, t.digits),
-        t.status,
-      ]),
+      "TARGETS — every ratio of figures from this run",
+      ["target", "goal", "measured", "from (this run)", ""],
+      targets.map((t) => [t.figure, t.goal, fmt(t.value, t.digits), t.from, t.status]),
     ),
   );
-  const missed = targets.filter((t) => t.status !== "MET");
+  const named = (status) => targets.filter((t) => t.status === status).map((t) => t.figure);
+  const notMet = named("not met");
+  const notMeasured = named("not measured");
   out.push(
     "",
-    missed.length === 0
-      ? "ALL TARGETS MET"
-      : `${missed.length} OF ${targets.length} TARGETS NOT MET: ${missed.map((t) => `${t.figure} (${t.status})`).join("; ")}`,
+    `${named("met").length} of ${targets.length} targets met` +
+      (notMet.length ? `; not met: ${notMet.join("; ")}` : "") +
+      (notMeasured.length ? `; not measured: ${notMeasured.join("; ")}` : ""),
   );
   process.stdout.write(`${out.join("\n")}\n`);
 }
