@@ -1,66 +1,68 @@
 /**
  * The HTTP benchmark: the Worker from `wrangler.toml`, started by wrangler's `unstable_startWorker`
  * on 127.0.0.1 with on-disk local state in a fresh temp dir, driven by autocannon from this process;
- * then the same loads against the platform floor (`bench/floor`), a Worker that only carries each body
- * to a Durable Object and writes it as one row (a query: carries it there and brings back a ready
- * answer). argv[2] is the repo root. Prints one JSON line with each scenario's figures.
+ * and beside it the platform floor (`bench/floor`), a Worker that only carries each body to a Durable
+ * Object and writes it as one row (a query: carries it there and brings back a ready answer). Each
+ * scenario runs against the service and then at once against the floor, so that the two figures of a
+ * ratio are taken within seconds of each other: on a shared machine the load of other work drifts
+ * over minutes, and a floor measured after all of the service's scenarios measured another machine.
+ * argv[2] is the repo root. Prints one JSON line with each scenario's figures.
  */
 import { AddBodies, batch, MODEL, registrations } from "./bodies";
 import { CONNECTIONS, type LoadFigures } from "./load";
 import { addFree, batches, health, QUERY_BOOK, queries } from "./scenarios";
-import { post, startLocalWorker, type WorkerSources } from "./worker";
+import { type LocalWorker, post, startLocalWorker } from "./worker";
 
 const root = process.argv[2];
 if (!root) throw new Error("usage: http.mjs <repo root>");
-const service = await measure(root, undefined, measureService);
-const floor = await measure(
-  root,
-  { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] },
-  measureFloor,
-);
-process.stdout.write(`@@bench ${JSON.stringify({ connections: CONNECTIONS, ...service, floor })}\n`);
 
-/** Starts the Worker of `from` (the service's by default), measures it with `fn`, and stops it. */
-async function measure<T>(
-  repo: string,
-  from: WorkerSources | undefined,
-  fn: (url: string) => Promise<T>,
-): Promise<T> {
-  const worker = await startLocalWorker(repo, {}, from);
-  try {
-    return await fn(worker.url);
-  } finally {
-    await worker.stop();
-  }
+const workers: LocalWorker[] = [];
+try {
+  const service = await startLocalWorker(root);
+  workers.push(service);
+  const floor = await startLocalWorker(
+    root,
+    {},
+    { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] },
+  );
+  workers.push(floor);
+  const figures = await measure(service.url, floor.url);
+  process.stdout.write(`@@bench ${JSON.stringify({ connections: CONNECTIONS, ...figures })}\n`);
+} finally {
+  for (const worker of workers) await worker.stop();
 }
 
-/** The scenarios both Workers answer first: the bare round trip, then `/add`+`/free` in each format. */
-async function roundTrips(url: string, bodies: AddBodies): Promise<LoadFigures[]> {
-  return [await health(url), await addFree(url, "json", bodies), await addFree(url, "msgpack", bodies)];
-}
-
-async function measureService(url: string) {
-  for (const body of registrations()) await post(url, "/register", body);
-  const bodies = new AddBodies(QUERY_BOOK);
-  const scenarios = await roundTrips(url, bodies);
+/** Each scenario's figures for the service and for the floor, the two runs of a scenario back to back. */
+async function measure(serviceUrl: string, floorUrl: string) {
+  const scenarios: LoadFigures[] = [];
+  const floorScenarios: LoadFigures[] = [];
+  const both = async (run: (url: string) => Promise<LoadFigures>) => {
+    scenarios.push(await run(serviceUrl));
+    floorScenarios.push(await run(floorUrl));
+  };
+  for (const body of registrations()) await post(serviceUrl, "/register", body);
+  const serviceBodies = new AddBodies(QUERY_BOOK);
+  const floorBodies = new AddBodies(QUERY_BOOK);
+  const bodiesOf = (url: string) => (url === serviceUrl ? serviceBodies : floorBodies);
+  await both(health);
+  await both((url) => addFree(url, "json", bodiesOf(url)));
+  await both((url) => addFree(url, "msgpack", bodiesOf(url)));
   // The book the queries run against: the trace's first requests, whose prompts the queries continue.
   for (let i = 0; i < QUERY_BOOK; i += 250) {
-    const ops = Array.from({ length: 250 }, (_, k) => bodies.addOp(i + k, `q${i + k}`));
-    await post(url, "/batch", batch(ops), "application/msgpack");
+    const ops = Array.from({ length: 250 }, (_, k) => serviceBodies.addOp(i + k, `q${i + k}`));
+    await post(serviceUrl, "/batch", batch(ops), "application/msgpack");
   }
-  scenarios.push(await queries(url, "json"), await queries(url, "msgpack"));
-  const { figures, opsPerSec } = await batches(url, bodies);
-  scenarios.push(figures);
-  const loads = await (await fetch(`${url}loads?model_name=${MODEL}`)).json();
-  return { scenarios, batchOpsPerSec: opsPerSec, ranks: (loads as unknown[]).length };
-}
-
-/** The platform floor under the same loads (bodies included), in the same order, for the ratios' ceilings. */
-async function measureFloor(url: string) {
-  const bodies = new AddBodies(QUERY_BOOK);
-  const scenarios = await roundTrips(url, bodies);
-  scenarios.push(await queries(url, "json"), await queries(url, "msgpack"));
-  const { figures, opsPerSec } = await batches(url, bodies);
-  scenarios.push(figures);
-  return { scenarios, batchOpsPerSec: opsPerSec };
+  await both((url) => queries(url, "json"));
+  await both((url) => queries(url, "msgpack"));
+  const service = await batches(serviceUrl, serviceBodies);
+  const floorBatches = await batches(floorUrl, floorBodies);
+  scenarios.push(service.figures);
+  floorScenarios.push(floorBatches.figures);
+  const loads = await (await fetch(`${serviceUrl}loads?model_name=${MODEL}`)).json();
+  return {
+    scenarios,
+    batchOpsPerSec: service.opsPerSec,
+    ranks: (loads as unknown[]).length,
+    floor: { scenarios: floorScenarios, batchOpsPerSec: floorBatches.opsPerSec },
+  };
 }
