@@ -31,3 +31,6 @@ export type ReplicaEvent =
 export type AddEvent = Extract<ReplicaEvent, { type: "add" }>;
 export type RegisterEvent = Extract<ReplicaEvent, { type: "register" }>;
 export type BindEvent = Extract<ReplicaEvent, { type: "bind" }>;
+
+/** A change that starts or ends a request's prefill: what a request id's timeline holds. */
+export type TimelineEvent = AddEvent | Extract<ReplicaEvent, { type: "free" | "prefill_complete" }>;

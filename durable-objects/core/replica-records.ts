@@ -1,9 +1,6 @@
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent } from "./events";
-import type { TrackerStore } from "./store";
-
-/** Kinds of replication record kept by key: a free, an early prefill mark, an unregistration. */
-export type RecordKind = "free" | "prefill" | "gone";
+import type { RecordKind, TrackerStore } from "./store";
 
 /**
  * What a replicated tracker remembers beyond its live book so that changes merge the same way in

@@ -1,9 +1,10 @@
 import type { AddInput, RegisterInput } from "../types";
 import type { EventKey } from "./clock";
-import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
+import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "./events";
 import type { LiveRequest } from "./live-request";
-import type { TimelineEvent } from "./departure-log";
-import type { RecordKind } from "./replica-records";
+
+/** Kinds of replication record kept by key: a free, an early prefill mark, an unregistration. */
+export type RecordKind = "free" | "prefill" | "gone";
 
 /**
  * The tracker's write-through port. The tracker calls it synchronously inside each mutation, after

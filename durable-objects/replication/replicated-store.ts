@@ -1,9 +1,7 @@
 import type { EventKey } from "../core/clock";
-import type { TimelineEvent } from "../core/departure-log";
-import type { AddEvent, RegisterEvent, ReplicaEvent } from "../core/events";
+import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "../core/events";
 import type { LiveRequest } from "../core/live-request";
-import type { RecordKind } from "../core/replica-records";
-import type { TrackerStore } from "../core/store";
+import type { RecordKind, TrackerStore } from "../core/store";
 import type { SqlTrackerStore } from "../sql-tracker-store";
 import type { AddInput, RegisterInput } from "../types";
 import type { SqlReplicaStore } from "./sql-replica-store";

@@ -14,7 +14,8 @@
  * read first and purged by range.
  */
 import { type EventKey, firstTsOf, type HybridClock, physicalMs } from "../core/clock";
-import type { RecordKind, ReplicaRecords } from "../core/replica-records";
+import type { ReplicaRecords } from "../core/replica-records";
+import type { RecordKind } from "../core/store";
 import { GroupDepth, ROW_BYTES } from "../row-groups";
 
 export const RECORDS_SCHEMA = `

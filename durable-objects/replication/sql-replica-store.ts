@@ -1,7 +1,8 @@
 import type { EventKey, HybridClock } from "../core/clock";
-import type { DepartureLog, TimelineEvent } from "../core/departure-log";
-import type { AddEvent, RegisterEvent } from "../core/events";
-import type { RecordKind, ReplicaRecords } from "../core/replica-records";
+import type { DepartureLog } from "../core/departure-log";
+import type { AddEvent, RegisterEvent, TimelineEvent } from "../core/events";
+import type { ReplicaRecords } from "../core/replica-records";
+import type { RecordKind } from "../core/store";
 import { storeName } from "../identity";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import type { StreamPosition } from "./inbox";

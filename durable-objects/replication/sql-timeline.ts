@@ -7,7 +7,8 @@
  * (too old to move an anchor). Restoring is idempotent, so a change stored twice is harmless.
  */
 import type { HybridClock } from "../core/clock";
-import type { DepartureLog, TimelineEvent } from "../core/departure-log";
+import type { DepartureLog } from "../core/departure-log";
+import type { TimelineEvent } from "../core/events";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../row-groups";
 

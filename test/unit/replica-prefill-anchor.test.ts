@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import type { EventKey } from "../../durable-objects/core/clock";
-import type { TimelineEvent } from "../../durable-objects/core/departure-log";
+import type { TimelineEvent } from "../../durable-objects/core/events";
 import type { AddEvent } from "../../durable-objects/core/events";
 import { applyReplicaEvent } from "../../durable-objects/core/replica-merge";
 import { NULL_STORE, type TrackerStore } from "../../durable-objects/core/store";
