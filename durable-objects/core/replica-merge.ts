@@ -2,7 +2,7 @@ import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 import { bookingOf, type LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
-import type { Tracker } from "./tracker";
+import type { TrackerState } from "./tracker-state";
 
 /**
  * Merging another replica's change into a tracker. The rule that makes replicas converge: **for
@@ -36,7 +36,7 @@ import type { Tracker } from "./tracker";
  * timelines; and it uses key times, also at the origin of a change. In one tracker it is Dynamo's
  * rule: H became the front when the last entry ahead of it left.
  */
-export function applyReplicaEvent(tracker: Tracker, event: ReplicaEvent, now: number): void {
+export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, now: number): void {
   // What is due has left at its deadline already, as at the change's origin, which had expired it.
   tracker.expire(now);
   tracker.clock.observe(event.ts);
@@ -72,7 +72,7 @@ function keyOf(req: LiveRequest): EventKey {
   return { ts: req.addTs, origin: req.origin };
 }
 
-function mergeAdd(tracker: Tracker, event: AddEvent, now: number): void {
+function mergeAdd(tracker: TrackerState, event: AddEvent, now: number): void {
   const { records } = tracker;
   const id = event.requestId;
   if (!isNewer(event, records.freed.get(id))) return;
@@ -95,7 +95,7 @@ function mergeAdd(tracker: Tracker, event: AddEvent, now: number): void {
 }
 
 /** Books an add whose request id it wins, or keeps it as an orphan, or lets it die. */
-function place(tracker: Tracker, event: AddEvent): void {
+function place(tracker: TrackerState, event: AddEvent): void {
   const { records } = tracker;
   const worker = tracker.book.workers.get(event.workerId);
   const newest = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
@@ -117,7 +117,7 @@ function place(tracker: Tracker, event: AddEvent): void {
   tracker.bookRequest(event, event, event.startedAt, event.deadline, prefillKey);
 }
 
-function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free" }>): void {
+function mergeFree(tracker: TrackerState, event: Extract<ReplicaEvent, { type: "free" }>): void {
   const { records } = tracker;
   const id = event.requestId;
   if (isNewer(event, records.freed.get(id))) records.setFreed(id, event);
@@ -132,7 +132,10 @@ function mergeFree(tracker: Tracker, event: Extract<ReplicaEvent, { type: "free"
   if (mark && isNewer(event, mark)) records.clearMark(id);
 }
 
-function mergePrefill(tracker: Tracker, event: Extract<ReplicaEvent, { type: "prefill_complete" }>): void {
+function mergePrefill(
+  tracker: TrackerState,
+  event: Extract<ReplicaEvent, { type: "prefill_complete" }>,
+): void {
   const { records } = tracker;
   const id = event.requestId;
   const key = { ts: event.ts, origin: event.origin };
@@ -146,7 +149,7 @@ function mergePrefill(tracker: Tracker, event: Extract<ReplicaEvent, { type: "pr
   if (isNewer(key, records.marks.get(id))) records.setMark(id, key);
 }
 
-function mergeRegister(tracker: Tracker, event: RegisterEvent): void {
+function mergeRegister(tracker: TrackerState, event: RegisterEvent): void {
   const { records, book } = tracker;
   const worker = book.workers.get(event.workerId);
   const current = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
@@ -160,7 +163,7 @@ function mergeRegister(tracker: Tracker, event: RegisterEvent): void {
   reconcileBlockSize(tracker);
 }
 
-function mergeUnregister(tracker: Tracker, event: Extract<ReplicaEvent, { type: "unregister" }>): void {
+function mergeUnregister(tracker: TrackerState, event: Extract<ReplicaEvent, { type: "unregister" }>): void {
   const { records, book } = tracker;
   const worker = book.workers.get(event.workerId);
   const current = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
@@ -178,7 +181,7 @@ function mergeUnregister(tracker: Tracker, event: Extract<ReplicaEvent, { type: 
 }
 
 /** Registers a worker and books the orphans it now places. */
-function activate(tracker: Tracker, event: RegisterEvent): void {
+function activate(tracker: TrackerState, event: RegisterEvent): void {
   tracker.registerWorker(event);
   for (const orphan of tracker.records.orphansOf(event.workerId)) {
     tracker.records.clearOrphan(orphan.requestId);
@@ -190,7 +193,7 @@ function activate(tracker: Tracker, event: RegisterEvent): void {
  * Takes a worker out of the book, returning its live requests as adds (prefill state kept as a
  * mark just after each add) so they can be placed again under the worker's next registration.
  */
-function setAside(tracker: Tracker, worker: WorkerEntry): AddEvent[] {
+function setAside(tracker: TrackerState, worker: WorkerEntry): AddEvent[] {
   const adds: AddEvent[] = [];
   for (const req of tracker.book.requests.values()) {
     if (req.slot.workerId !== worker.workerId) continue;
@@ -202,7 +205,7 @@ function setAside(tracker: Tracker, worker: WorkerEntry): AddEvent[] {
 }
 
 /** A live request as the add that booked it. */
-export function addEventOf(tracker: Tracker, req: LiveRequest): AddEvent {
+export function addEventOf(tracker: TrackerState, req: LiveRequest): AddEvent {
   return bookingOf(req, tracker.promptOf(req));
 }
 
@@ -211,7 +214,7 @@ export function addEventOf(tracker: Tracker, req: LiveRequest): AddEvent {
  * its size are in the book and the others are set aside. Only registrations made concurrently at
  * two replicas on an empty tracker ever disagree, so the full pass here is rare.
  */
-export function reconcileBlockSize(tracker: Tracker): void {
+export function reconcileBlockSize(tracker: TrackerState): void {
   const { records, book } = tracker;
   if (records.excluded.size === 0) return;
   let founder: { key: EventKey; blockSize: number } | undefined;
