@@ -30,9 +30,9 @@ import type {
   RouteOutcome,
   RoutingStats,
   TrackerKey,
-  TrackerRpc,
   WorkerInfo,
 } from "./types";
+import type { TrackerRpc } from "./rpc";
 import type { TrackerMetrics, TrackerOp } from "./metrics-types";
 
 export interface TrackerEnv extends LimitsEnv {

@@ -1,9 +1,9 @@
-import type { DirectoryRpc, TrackerRpc } from "../durable-objects/types";
+import type { DirectoryRpc, TrackerRpc } from "../durable-objects/rpc";
 import type { RequestVars } from "./http/request-vars";
 
 /**
  * The Worker's bindings (wrangler.toml). The namespaces are typed by the RPC contract rather than by
- * the object classes, so the Worker depends only on `durable-objects/types.ts`.
+ * the object classes, so the Worker depends only on the contract in `durable-objects/rpc.ts`.
  */
 export interface Env {
   /** One object per (replica, model, tenant), named by `trackerName`. */

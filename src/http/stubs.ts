@@ -5,7 +5,8 @@
  */
 import type { Context } from "hono";
 import { directoryName, trackerName } from "../../durable-objects/naming";
-import type { DirectoryRpc, TrackerKey, TrackerRpc } from "../../durable-objects/types";
+import type { DirectoryRpc, TrackerRpc } from "../../durable-objects/rpc";
+import type { TrackerKey } from "../../durable-objects/types";
 import type { AppEnv, Env } from "../env";
 import { authorize } from "./auth";
 import { locationHintOf, replicaOf } from "./replica";

@@ -2,7 +2,8 @@
  * A fake Worker environment for the route tests: object namespaces whose stubs record every call and
  * answer from the given handlers, so a test sees exactly which tracker the Worker asked and with what.
  */
-import type { DirectoryRpc, Result, TrackerRpc } from "../../durable-objects/types";
+import type { DirectoryRpc, TrackerRpc } from "../../durable-objects/rpc";
+import type { Result } from "../../durable-objects/types";
 import type { Env } from "../../src/env";
 
 type Call = { object: string; hint: string | undefined; method: string; args: unknown[] };
