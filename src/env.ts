@@ -1,5 +1,5 @@
 import type { DirectoryRpc, TrackerRpc } from "../durable-objects/rpc";
-import type { RequestVars } from "./http/request-vars";
+import type { Grant } from "./http/api-tokens";
 
 /**
  * The Worker's bindings (wrangler.toml). The namespaces are typed by the RPC contract rather than by
@@ -21,6 +21,19 @@ export interface Env {
    * Set it with `wrangler secret put API_TOKENS`, never in wrangler.toml.
    */
   API_TOKENS?: string;
+}
+
+/**
+ * What a request learns about itself on the way through, kept on the Hono context: who is calling
+ * (set by `authenticate` before any route) and which tracker it named (set once the route parsed
+ * it), for the tenant checks and the access log.
+ */
+export interface RequestVars {
+  /** The caller's grant: its token's, or every tenant when the API runs open. */
+  principal: Grant;
+  model?: string;
+  tenant?: string;
+  replica?: string;
 }
 
 export type AppEnv = { Bindings: Env; Variables: RequestVars };
