@@ -13,9 +13,9 @@
  * measured as the core benchmark measures them, and the floor's table size.
  */
 import { pathToFileURL } from "node:url";
-import type { BlockPool } from "../../durable-objects/core/block-pool";
-import { homeIn, valueHash } from "../../durable-objects/core/ordered-slots";
-import { ValueIndex } from "../../durable-objects/core/value-index";
+import type { BlockPool } from "../../durable-objects/core/prompt-index/block-pool";
+import { homeIn, valueHash } from "../../durable-objects/core/prompt-index/ordered-slots";
+import { ValueIndex } from "../../durable-objects/core/prompt-index/value-index";
 import { cycleRates, naive, ours } from "./rates";
 import { NaiveSubject, type NaiveTrackerClass, OurSubject } from "./subjects";
 import { BOOK_SIZES, fill, T0 } from "./workload";

@@ -2,7 +2,7 @@ import type { AddInput, PotentialLoad, RankLoad, RegisterInput, WorkerInfo } fro
 import type { EventKey } from "./clock";
 import { ExpiryList } from "./expiry-list";
 import { LiveRequest } from "./live-request";
-import { PromptTrie } from "./prompt-trie";
+import { PromptTrie } from "./prompt-index/prompt-trie";
 import { RankSlot, type WorkerEntry } from "./rank-slot";
 
 /** What a request needs to be booked, whoever accepted it: the fields of an `/add`. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PromptTrie } from "../../durable-objects/core/prompt-trie";
+import { PromptTrie } from "../../durable-objects/core/prompt-index/prompt-trie";
 import { expected, words } from "./trie-oracle";
 
 /**

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BlockPool } from "../../durable-objects/core/block-pool";
-import { valueHash } from "../../durable-objects/core/ordered-slots";
-import { ValueIndex } from "../../durable-objects/core/value-index";
+import { BlockPool } from "../../durable-objects/core/prompt-index/block-pool";
+import { valueHash } from "../../durable-objects/core/prompt-index/ordered-slots";
+import { ValueIndex } from "../../durable-objects/core/prompt-index/value-index";
 
 /** A value as the pool holds it: its low and high u32 words. */
 type Value = readonly [lo: number, hi: number];
