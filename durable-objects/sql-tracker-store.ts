@@ -1,4 +1,4 @@
-import type { EventKey } from "./core/clock";
+import type { EventKey } from "./core/replica/clock";
 import type { LiveRequest } from "./core/live-request";
 import type { TrackerStore } from "./core/store";
 import type { Tracker } from "./core/tracker";

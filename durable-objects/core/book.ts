@@ -1,5 +1,5 @@
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, WorkerInfo } from "../types";
-import type { EventKey } from "./clock";
+import type { EventKey } from "./replica/clock";
 import { ExpiryList } from "./expiry-list";
 import { LiveRequest } from "./live-request";
 import { PromptTrie } from "./prompt-index/prompt-trie";

@@ -1,4 +1,4 @@
-import type { AddEvent } from "./events";
+import type { AddEvent } from "./replica/events";
 import type { PrefillEntry } from "./prefill-queue";
 import type { RankSlot } from "./rank-slot";
 

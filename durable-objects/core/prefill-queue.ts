@@ -17,7 +17,7 @@
  * instead (`departure-log.ts`): the same rule, stated so that it does not depend on the order in
  * which this replica learnt of the entries and their removals.
  */
-import type { RankDepartures } from "./rank-departures";
+import type { RankDepartures } from "./replica/rank-departures";
 
 /** A queued prefill; `LiveRequest` implements it so the queue needs no node objects of its own. */
 export interface PrefillEntry {

@@ -1,5 +1,5 @@
 import type { RegisterInput } from "../types";
-import type { EventKey } from "./clock";
+import type { EventKey } from "./replica/clock";
 import { PrefillQueue } from "./prefill-queue";
 
 /** One data-parallel rank of a registered worker: the unit every load figure is reported for. */

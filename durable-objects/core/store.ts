@@ -1,6 +1,6 @@
 import type { AddInput, RegisterInput } from "../types";
-import type { EventKey } from "./clock";
-import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "./events";
+import type { EventKey } from "./replica/clock";
+import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "./replica/events";
 import type { LiveRequest } from "./live-request";
 
 /** Kinds of replication record kept by key: a free, an early prefill mark, an unregistration. */

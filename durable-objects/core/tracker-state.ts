@@ -7,12 +7,12 @@ import {
 } from "../limits";
 import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
-import { compareKeys, type EventKey, HybridClock, isNewer } from "./clock";
-import { DepartureLog } from "./departure-log";
-import type { BindEvent, ReplicaEvent } from "./events";
+import { compareKeys, type EventKey, HybridClock, isNewer } from "./replica/clock";
+import { DepartureLog } from "./replica/departure-log";
+import type { BindEvent, ReplicaEvent } from "./replica/events";
 import type { LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
-import { ReplicaRecords } from "./replica-records";
+import { ReplicaRecords } from "./replica/replica-records";
 import { NULL_STORE, type TrackerStore } from "./store";
 
 /** How often replication records are swept for ones past the expiry age, ms. */

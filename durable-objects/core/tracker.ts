@@ -1,8 +1,8 @@
 import { MAX_HASHES_PER_CALL } from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
-import type { AddEvent } from "./events";
+import type { AddEvent } from "./replica/events";
 import { fail, text } from "./messages";
-import { reconcileBlockSize } from "./replica-merge";
+import { reconcileBlockSize } from "./replica/replica-merge";
 import { TrackerState } from "./tracker-state";
 
 export type { SessionReplica, TrackerLimits, TrackerOptions } from "./tracker-state";

@@ -7,7 +7,7 @@
  * Batch: { origin, incarnation, kind, first_seq, up_to, final, events: [event…] }
  * Event: see `event-encoder.ts`. Decoding throws `CodecError` on anything it cannot accept.
  */
-import type { ReplicaEvent } from "../core/events";
+import type { ReplicaEvent } from "../core/replica/events";
 import { readEvent } from "./event-decoder";
 import { writeEvent } from "./event-encoder";
 import { MsgpackReader } from "./msgpack-reader";

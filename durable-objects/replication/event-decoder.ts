@@ -5,7 +5,7 @@
  * required one is there, and variants are the six this codec writes. Decoded events carry no
  * `undefined` keys: an absent optional stays absent.
  */
-import type { AddEvent, ReplicaEvent } from "../core/events";
+import type { AddEvent, ReplicaEvent } from "../core/replica/events";
 import { once, readMap, requireKeys } from "./map-fields";
 import type { MsgpackReader } from "./msgpack-reader";
 import { type BindData, type RegisterData, readBind, readRegister } from "./variant-decoders";

@@ -17,7 +17,7 @@
  * write nil: then `newIslTokens` comes back exactly as given (a nil hint reads as 0 too).
  */
 import type { RouterCard } from "../types";
-import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/events";
+import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/replica/events";
 import { MsgpackWriter } from "./msgpack-writer";
 
 const TWO_32 = 0x1_0000_0000;

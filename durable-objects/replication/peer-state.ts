@@ -1,5 +1,5 @@
 /** What a sender keeps per peer (`replicator.ts`), and its retry backoff. */
-import type { ReplicaEvent } from "../core/events";
+import type { ReplicaEvent } from "../core/replica/events";
 import type { PeerStatus } from "../metrics-types";
 
 export type PeerState = PeerStatus["state"];

@@ -1,5 +1,5 @@
-import { physicalMs } from "../core/clock";
-import { applyReplicaEvent } from "../core/replica-merge";
+import { physicalMs } from "../core/replica/clock";
+import { applyReplicaEvent } from "../core/replica/replica-merge";
 import type { Tracker } from "../core/tracker";
 import { ReplicationCounters } from "../metrics-counters";
 import { decodeBatch, encodeBatchFromEncoded, encodeEvent } from "./event-codec";

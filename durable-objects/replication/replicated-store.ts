@@ -1,5 +1,5 @@
-import type { EventKey } from "../core/clock";
-import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "../core/events";
+import type { EventKey } from "../core/replica/clock";
+import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "../core/replica/events";
 import type { LiveRequest } from "../core/live-request";
 import type { RecordKind, TrackerStore } from "../core/store";
 import type { SqlTrackerStore } from "../sql-tracker-store";

@@ -1,4 +1,4 @@
-import type { ReplicaEvent } from "../core/events";
+import type { ReplicaEvent } from "../core/replica/events";
 import type { PeerStatus } from "../metrics-types";
 import { backoffMs, newPeer, type Peer } from "./peer-state";
 import type { BatchReply, EventLog, OutgoingBatch, ReplicatorOptions } from "./types";

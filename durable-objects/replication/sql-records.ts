@@ -13,8 +13,8 @@
  * a peer's under a replicated `/batch` load. `records` rows of these kinds written before the log are
  * read first and purged by range.
  */
-import { type EventKey, firstTsOf, type HybridClock, physicalMs } from "../core/clock";
-import type { ReplicaRecords } from "../core/replica-records";
+import { type EventKey, firstTsOf, type HybridClock, physicalMs } from "../core/replica/clock";
+import type { ReplicaRecords } from "../core/replica/replica-records";
 import type { RecordKind } from "../core/store";
 import { GroupDepth, ROW_BYTES } from "../row-groups";
 

@@ -1,7 +1,7 @@
-import type { EventKey, HybridClock } from "../core/clock";
-import type { DepartureLog } from "../core/departure-log";
-import type { AddEvent, RegisterEvent, TimelineEvent } from "../core/events";
-import type { ReplicaRecords } from "../core/replica-records";
+import type { EventKey, HybridClock } from "../core/replica/clock";
+import type { DepartureLog } from "../core/replica/departure-log";
+import type { AddEvent, RegisterEvent, TimelineEvent } from "../core/replica/events";
+import type { ReplicaRecords } from "../core/replica/replica-records";
 import type { RecordKind } from "../core/store";
 import { storeName } from "../identity";
 import { decodeEvent, encodeEvent } from "./event-codec";

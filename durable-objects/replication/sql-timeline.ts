@@ -6,9 +6,9 @@
  * that is partly old comes back on a restart with changes the log forgets again at its next prune
  * (too old to move an anchor). Restoring is idempotent, so a change stored twice is harmless.
  */
-import type { HybridClock } from "../core/clock";
-import type { DepartureLog } from "../core/departure-log";
-import type { TimelineEvent } from "../core/events";
+import type { HybridClock } from "../core/replica/clock";
+import type { DepartureLog } from "../core/replica/departure-log";
+import type { TimelineEvent } from "../core/replica/events";
 import { decodeEvent, encodeEvent } from "./event-codec";
 import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../row-groups";
 

@@ -1,4 +1,4 @@
-import type { ReplicaEvent } from "../core/events";
+import type { ReplicaEvent } from "../core/replica/events";
 
 /** What a batch says about itself, apart from its events (see `replicator.ts` for the protocol). */
 export interface ReplicaBatchHeader {

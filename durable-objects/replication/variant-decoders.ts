@@ -3,7 +3,7 @@
  * the worker's optional type and routing card) and `SessionBound`. `UnregisterWorker` is a unit
  * variant, read with Dynamo's in `event-decoder.ts`.
  */
-import type { BindEvent, RegisterEvent } from "../core/events";
+import type { BindEvent, RegisterEvent } from "../core/replica/events";
 import type { RouterCard, RouterMode, WorkerType } from "../types";
 import { oneOf, readMap, requireKeys } from "./map-fields";
 import type { MsgpackReader } from "./msgpack-reader";

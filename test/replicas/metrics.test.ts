@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ReplicaEvent } from "../../durable-objects/core/events";
+import type { ReplicaEvent } from "../../durable-objects/core/replica/events";
 import { trackerName } from "../../durable-objects/naming";
 import { encodeBatch } from "../../durable-objects/replication/event-codec";
 import { setClock } from "../workers/helpers";

@@ -1,6 +1,6 @@
 /** fast-check arbitraries of replication events and batches, for the codec's property tests. */
 import fc from "fast-check";
-import type { ReplicaEvent } from "../../durable-objects/core/events";
+import type { ReplicaEvent } from "../../durable-objects/core/replica/events";
 import type { ReplicaBatch } from "../../durable-objects/replication/event-codec";
 
 const U64_MAX = 2n ** 64n - 1n;

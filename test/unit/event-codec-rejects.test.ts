@@ -1,7 +1,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AddEvent } from "../../durable-objects/core/events";
+import type { AddEvent } from "../../durable-objects/core/replica/events";
 import {
   CodecError,
   decodeBatch,

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { RankDepartures } from "../../durable-objects/core/rank-departures";
+import { RankDepartures } from "../../durable-objects/core/replica/rank-departures";
 
 /**
  * `RankDepartures` against a plain list: entries keyed by (ts, origin) with an end that only moves

@@ -1,8 +1,8 @@
 import { expect, it } from "vitest";
-import type { EventKey } from "../../durable-objects/core/clock";
-import type { TimelineEvent } from "../../durable-objects/core/events";
-import type { AddEvent } from "../../durable-objects/core/events";
-import { applyReplicaEvent } from "../../durable-objects/core/replica-merge";
+import type { EventKey } from "../../durable-objects/core/replica/clock";
+import type { TimelineEvent } from "../../durable-objects/core/replica/events";
+import type { AddEvent } from "../../durable-objects/core/replica/events";
+import { applyReplicaEvent } from "../../durable-objects/core/replica/replica-merge";
 import { NULL_STORE, type TrackerStore } from "../../durable-objects/core/store";
 import { Tracker } from "../../durable-objects/core/tracker";
 import type { RegisterInput } from "../../durable-objects/types";

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import type { ReplicaEvent } from "../../durable-objects/core/events";
+import type { ReplicaEvent } from "../../durable-objects/core/replica/events";
 import type { Tracker } from "../../durable-objects/core/tracker";
 import { encodeEvent } from "../../durable-objects/replication/event-codec";
 import { Replicator } from "../../durable-objects/replication/replicator";

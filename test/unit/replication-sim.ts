@@ -1,5 +1,5 @@
-import type { ReplicaEvent } from "../../durable-objects/core/events";
-import { applyReplicaEvent } from "../../durable-objects/core/replica-merge";
+import type { ReplicaEvent } from "../../durable-objects/core/replica/events";
+import { applyReplicaEvent } from "../../durable-objects/core/replica/replica-merge";
 import { NULL_STORE } from "../../durable-objects/core/store";
 import { Tracker } from "../../durable-objects/core/tracker";
 import {

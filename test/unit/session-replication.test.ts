@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { EventKey } from "../../durable-objects/core/clock";
-import type { BindEvent } from "../../durable-objects/core/events";
+import type { EventKey } from "../../durable-objects/core/replica/clock";
+import type { BindEvent } from "../../durable-objects/core/replica/events";
 import { SessionAffinity } from "../../durable-objects/core/session-affinity";
 
 const NOW = 1_780_000_000_000;

@@ -6,9 +6,9 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { HybridClock } from "../../durable-objects/core/clock";
-import type { DepartureLog } from "../../durable-objects/core/departure-log";
-import type { TimelineEvent } from "../../durable-objects/core/events";
+import type { HybridClock } from "../../durable-objects/core/replica/clock";
+import type { DepartureLog } from "../../durable-objects/core/replica/departure-log";
+import type { TimelineEvent } from "../../durable-objects/core/replica/events";
 import { SqlTimeline, TIMELINE_SCHEMA } from "../../durable-objects/replication/sql-timeline";
 import { SqlReplicaStore } from "../../durable-objects/replication/sql-replica-store";
 import { ROW_BYTES } from "../../durable-objects/row-groups";

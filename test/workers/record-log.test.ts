@@ -7,8 +7,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { EventKey, HybridClock } from "../../durable-objects/core/clock";
-import { ReplicaRecords } from "../../durable-objects/core/replica-records";
+import type { EventKey, HybridClock } from "../../durable-objects/core/replica/clock";
+import { ReplicaRecords } from "../../durable-objects/core/replica/replica-records";
 import { NULL_STORE } from "../../durable-objects/core/store";
 import { RECORDS_SCHEMA, SqlRecords } from "../../durable-objects/replication/sql-records";
 import { trackerStub, uniqueKey } from "./helpers";

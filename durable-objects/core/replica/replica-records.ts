@@ -1,6 +1,6 @@
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent } from "./events";
-import type { RecordKind, TrackerStore } from "./store";
+import type { RecordKind, TrackerStore } from "../store";
 
 /**
  * What a replicated tracker remembers beyond its live book so that changes merge the same way in

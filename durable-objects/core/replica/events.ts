@@ -1,4 +1,4 @@
-import type { AddInput, RegisterInput } from "../types";
+import type { AddInput, RegisterInput } from "../../types";
 import type { EventKey } from "./clock";
 
 /**

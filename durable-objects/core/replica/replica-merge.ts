@@ -1,8 +1,8 @@
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
-import { bookingOf, type LiveRequest } from "./live-request";
-import type { WorkerEntry } from "./rank-slot";
-import type { TrackerState } from "./tracker-state";
+import { bookingOf, type LiveRequest } from "../live-request";
+import type { WorkerEntry } from "../rank-slot";
+import type { TrackerState } from "../tracker-state";
 
 /**
  * Merging another replica's change into a tracker. The rule that makes replicas converge: **for

@@ -1,11 +1,11 @@
-import type { Book } from "./book";
+import type { Book } from "../book";
 import { compareKeys, physicalMs } from "./clock";
 import type { AddEvent, TimelineEvent } from "./events";
-import { bookingOf, type LiveRequest } from "./live-request";
-import { MAX_PREFILL_TIMELINES } from "../limits";
+import { bookingOf, type LiveRequest } from "../live-request";
+import { MAX_PREFILL_TIMELINES } from "../../limits";
 import { RankDepartures } from "./rank-departures";
-import type { WorkerEntry } from "./rank-slot";
-import type { TrackerStore } from "./store";
+import type { WorkerEntry } from "../rank-slot";
+import type { TrackerStore } from "../store";
 
 /** Timeline adds keep no prompt: only their keys, rank, tokens and times matter here. */
 const NO_HASHES = new BigUint64Array(0);
