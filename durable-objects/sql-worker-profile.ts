@@ -1,4 +1,4 @@
-import { cardFromWire, cardToWire, type WireCard } from "./core/advertisement";
+import { cardFromWire, cardToWire, type WireCard } from "./core/routing/advertisement";
 import type { RouterCard, WorkerType } from "./types";
 
 /**

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { applyBatch } from "./batch";
-import { type RoutingState, routeRequest, routingStatsOf } from "./core/route-request";
-import { seededRng, systemRng } from "./core/rng";
+import { type RoutingState, routeRequest, routingStatsOf } from "./core/routing/route-request";
+import { seededRng, systemRng } from "./core/routing/rng";
 import { Tracker } from "./core/tracker";
 import { DirectoryLink } from "./directory-link";
 import type { DirectoryObject } from "./directory-object";

@@ -2,7 +2,7 @@
  * The request schemas of every route, in one module so the OpenAPI document can be generated from
  * exactly what the routes enforce. Field names are the wire's (snake_case, as Dynamo).
  */
-import { PREFILL_BOOKING_SUFFIX } from "../../durable-objects/core/route-request";
+import { PREFILL_BOOKING_SUFFIX } from "../../durable-objects/core/routing/route-request";
 import {
   MAX_BATCH_OPS,
   MAX_HASHES_PER_CALL,

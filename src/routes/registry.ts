@@ -1,6 +1,6 @@
 /** Worker registry: `POST /register`, `POST /unregister`, `GET /workers`. */
 import { Hono } from "hono";
-import { cardFromWire, cardToWire } from "../../durable-objects/core/advertisement";
+import { cardFromWire, cardToWire } from "../../durable-objects/core/routing/advertisement";
 import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
 import { rowsOf } from "../http/listing";

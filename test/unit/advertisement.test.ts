@@ -5,7 +5,7 @@ import {
   type RoutingPolicy,
   resolveAdvertisement,
   TRACKER_DEFAULTS,
-} from "../../durable-objects/core/advertisement";
+} from "../../durable-objects/core/routing/advertisement";
 import type { RegisterInput, RouterCard } from "../../durable-objects/types";
 import app from "../../src/app";
 import type { Env } from "../../src/env";

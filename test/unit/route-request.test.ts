@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RoutingState, routeRequest, routingStatsOf } from "../../durable-objects/core/route-request";
-import { seededRng } from "../../durable-objects/core/rng";
+import { RoutingState, routeRequest, routingStatsOf } from "../../durable-objects/core/routing/route-request";
+import { seededRng } from "../../durable-objects/core/routing/rng";
 import type { RegisterInput, RouteInput, RouterCard, WorkerType } from "../../durable-objects/types";
 import { h, RecordingStore, T0, tracker } from "./tracker-fixtures";
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { seededRng } from "../../durable-objects/core/rng";
+import { seededRng } from "../../durable-objects/core/routing/rng";
 import {
   chooseIndex,
   kvLogit,
   pickMinimum,
   pickSoftmax,
   softmaxProbabilities,
-} from "../../durable-objects/core/selection";
+} from "../../durable-objects/core/routing/selection";
 
 /** Pearson's statistic of observed counts against expected counts. */
 function chiSquare(observed: number[], expected: number[]): number {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { RoutingState, routeRequest } from "../../durable-objects/core/route-request";
-import { seededRng } from "../../durable-objects/core/rng";
+import { RoutingState, routeRequest } from "../../durable-objects/core/routing/route-request";
+import { seededRng } from "../../durable-objects/core/routing/rng";
 import {
   type AffinityStore,
   type Hop,
   SessionAffinity,
   type SessionBinding,
-} from "../../durable-objects/core/session-affinity";
+} from "../../durable-objects/core/routing/session-affinity";
 import type { RouteInput, RouterCard } from "../../durable-objects/types";
 import { h, T0, tracker } from "./tracker-fixtures";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EventKey } from "../../durable-objects/core/replica/clock";
 import type { BindEvent } from "../../durable-objects/core/replica/events";
-import { SessionAffinity } from "../../durable-objects/core/session-affinity";
+import { SessionAffinity } from "../../durable-objects/core/routing/session-affinity";
 
 const NOW = 1_780_000_000_000;
 

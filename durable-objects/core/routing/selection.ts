@@ -3,7 +3,7 @@
  * choice among ranks by cost (minimum or softmax), round robin or uniform random. Pure: the caller
  * passes the randomness.
  */
-import type { RouterMode } from "../types";
+import type { RouterMode } from "../../types";
 import { drawIndex, type Rng } from "./rng";
 
 /** A rank's figures as `/potential_loads` reports them. */

@@ -4,7 +4,7 @@
  * card decides, and it is taken whole; disagreeing cards are counted, never merged; a set that
  * advertises nothing inherits the tracker's defaults.
  */
-import type { RouterCard, RouterMode, WorkerType } from "../types";
+import type { RouterCard, RouterMode, WorkerType } from "../../types";
 
 /** The routing in effect for one worker set. */
 export interface RoutingPolicy {

@@ -4,9 +4,9 @@
  * fresh. The TTL counts from the session's last routed request (each use refreshes it). The clock
  * is passed in; every change reports itself to the store so the object can persist (and replicate) it.
  */
-import { MAX_SESSION_BINDINGS } from "../limits";
-import { type EventKey, isNewer } from "./replica/clock";
-import type { BindEvent } from "./replica/events";
+import { MAX_SESSION_BINDINGS } from "../../limits";
+import { type EventKey, isNewer } from "../replica/clock";
+import type { BindEvent } from "../replica/events";
 
 /** The two hops of `/route`; each keeps its own bindings and its own TTL. */
 export type Hop = "decode" | "prefill";

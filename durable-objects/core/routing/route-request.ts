@@ -13,7 +13,7 @@ import type {
   RouteOutcome,
   RoutingStats,
   WorkerType,
-} from "../types";
+} from "../../types";
 import {
   type Advertisement,
   conflictWarning,
@@ -21,11 +21,11 @@ import {
   resolveAdvertisement,
   TRACKER_DEFAULTS,
 } from "./advertisement";
-import { fail, text } from "./messages";
+import { fail, text } from "../messages";
 import type { Rng } from "./rng";
 import { chooseIndex, kvLogit } from "./selection";
 import { type Hop, SessionAffinity } from "./session-affinity";
-import type { Tracker } from "./tracker";
+import type { Tracker } from "../tracker";
 
 /** The prefill booking is a live request of its own, under `<request_id>` + this suffix. */
 export const PREFILL_BOOKING_SUFFIX = "#prefill";
