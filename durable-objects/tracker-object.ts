@@ -7,7 +7,7 @@ import { DirectoryLink } from "./directory-link";
 import type { DirectoryObject } from "./directory-object";
 import type { TrackerStore } from "./core/store";
 import { expirySecondsOf, type LimitsEnv, positiveOr, trackerLimitsOf } from "./env-limits";
-import { storedName } from "./identity";
+import { storedName } from "./storage/identity";
 import { OpCounters } from "./metrics-counters";
 import { metricsReport } from "./metrics-report";
 import { directoryName, locationHintOf, parseReplicas, parseTrackerName, trackerName } from "./naming";
@@ -16,8 +16,8 @@ import { ReplicatedStore } from "./replication/replicated-store";
 import type { PeerStatus } from "./metrics-types";
 import type { BatchReply } from "./replication/types";
 import { SqlReplicaStore } from "./replication/sql-replica-store";
-import { openRouting } from "./sql-affinity-store";
-import { SqlTrackerStore } from "./sql-tracker-store";
+import { openRouting } from "./storage/sql-affinity-store";
+import { SqlTrackerStore } from "./storage/sql-tracker-store";
 import type {
   AddInput,
   BatchOp,

@@ -2,7 +2,7 @@ import type { EventKey } from "../core/replica/clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "../core/replica/events";
 import type { LiveRequest } from "../core/live-request";
 import type { RecordKind, TrackerStore } from "../core/store";
-import type { SqlTrackerStore } from "../sql-tracker-store";
+import type { SqlTrackerStore } from "../storage/sql-tracker-store";
 import type { AddInput, RegisterInput } from "../types";
 import type { SqlReplicaStore } from "./sql-replica-store";
 

@@ -7,7 +7,7 @@
  * duplicate by the peers). Every write is synchronous, so an event is in the outbox in the same
  * implicit transaction as the change it describes.
  */
-import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../row-groups";
+import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../storage/row-groups";
 import { OutboxTail } from "./outbox-tail";
 import type { EventLog } from "./types";
 

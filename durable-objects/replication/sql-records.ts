@@ -16,7 +16,7 @@
 import { type EventKey, firstTsOf, type HybridClock, physicalMs } from "../core/replica/clock";
 import type { ReplicaRecords } from "../core/replica/replica-records";
 import type { RecordKind } from "../core/store";
-import { GroupDepth, ROW_BYTES } from "../row-groups";
+import { GroupDepth, ROW_BYTES } from "../storage/row-groups";
 
 export const RECORDS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (

@@ -10,7 +10,7 @@ import type { HybridClock } from "../core/replica/clock";
 import type { DepartureLog } from "../core/replica/departure-log";
 import type { TimelineEvent } from "../core/replica/events";
 import { decodeEvent, encodeEvent } from "./event-codec";
-import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../row-groups";
+import { bytesOf, GroupDepth, joinEntries, rowRuns, splitEntries } from "../storage/row-groups";
 
 export const TIMELINE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS timeline (

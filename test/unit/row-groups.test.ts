@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bytesOf, joinEntries, splitEntries } from "../../durable-objects/row-groups";
+import { bytesOf, joinEntries, splitEntries } from "../../durable-objects/storage/row-groups";
 
 describe("bytesOf", () => {
   it("gives a view covering its buffer that buffer, and copies exactly the bytes of one inside a larger buffer", () => {

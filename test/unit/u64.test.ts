@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blobDecimal, blobToU64, u64ToBlob, workerIdBlob } from "../../durable-objects/u64";
+import { blobDecimal, blobToU64, u64ToBlob, workerIdBlob } from "../../durable-objects/storage/u64";
 
 describe("u64 BLOBs", () => {
   it("gives a worker id one BLOB, exact above 2^53, with its decimal form", () => {

@@ -11,7 +11,7 @@ import type { DepartureLog } from "../../durable-objects/core/replica/departure-
 import type { TimelineEvent } from "../../durable-objects/core/replica/events";
 import { SqlTimeline, TIMELINE_SCHEMA } from "../../durable-objects/replication/sql-timeline";
 import { SqlReplicaStore } from "../../durable-objects/replication/sql-replica-store";
-import { ROW_BYTES } from "../../durable-objects/row-groups";
+import { ROW_BYTES } from "../../durable-objects/storage/row-groups";
 import { trackerStub, uniqueKey } from "./helpers";
 
 const T0 = 1_700_000_000_000;

@@ -7,7 +7,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RequestJournal, replayJournal, type Write } from "../../durable-objects/request-journal";
+import { RequestJournal, replayJournal, type Write } from "../../durable-objects/storage/request-journal";
 import {
   COMPLETE_PREFILL,
   DELETE_REQUEST,
@@ -15,8 +15,8 @@ import {
   REQUEST_COLUMN,
   type RequestValues,
   UPSERT_REQUEST,
-} from "../../durable-objects/request-rows";
-import { TRACKER_SCHEMA } from "../../durable-objects/tracker-schema";
+} from "../../durable-objects/storage/request-rows";
+import { TRACKER_SCHEMA } from "../../durable-objects/storage/tracker-schema";
 import { trackerStub, uniqueKey } from "./helpers";
 
 const IDS = ["a", "b"];

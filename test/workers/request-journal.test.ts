@@ -9,7 +9,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_ROWS } from "../../durable-objects/request-journal";
+import { MAX_ROWS } from "../../durable-objects/storage/request-journal";
 import type { AddInput, BatchOp } from "../../durable-objects/types";
 import { hashes, storedRequests, trackerStub, uniqueKey } from "./helpers";
 

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { u64ToBlob } from "../../durable-objects/u64";
+import { u64ToBlob } from "../../durable-objects/storage/u64";
 import { trackerStub } from "./helpers";
 
 /** `exports.default` is typed only when GlobalProps names the main module; at runtime it is a Fetcher. */

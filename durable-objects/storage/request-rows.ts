@@ -2,8 +2,8 @@
  * A live request as a row of `requests`, and the statements that write one: shared by the direct
  * writes (`sql-tracker-store.ts`) and the journal's fold and replay (`request-journal.ts`).
  */
-import type { AddInput } from "./types";
-import type { LiveRequest } from "./core/live-request";
+import type { AddInput } from "../types";
+import type { LiveRequest } from "../core/live-request";
 import { bytesOf } from "./row-groups";
 import { workerIdBlob } from "./u64";
 

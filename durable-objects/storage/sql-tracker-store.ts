@@ -1,11 +1,11 @@
-import type { EventKey } from "./core/replica/clock";
-import type { LiveRequest } from "./core/live-request";
-import type { TrackerStore } from "./core/store";
-import type { Tracker } from "./core/tracker";
+import type { EventKey } from "../core/replica/clock";
+import type { LiveRequest } from "../core/live-request";
+import type { TrackerStore } from "../core/store";
+import type { Tracker } from "../core/tracker";
 import { storeName } from "./identity";
 import { profileColumns, profileOfRow } from "./sql-worker-profile";
 import { migrateTrackerSchema, TRACKER_SCHEMA, type RequestRow, type WorkerRow } from "./tracker-schema";
-import type { AddInput, RegisterInput } from "./types";
+import type { AddInput, RegisterInput } from "../types";
 import { blobToHashes, blobToU64, u64ToBlob } from "./u64";
 import { RequestJournal, replayJournal, type Write } from "./request-journal";
 import { COMPLETE_PREFILL, DELETE_REQUEST, MOVE_ANCHOR, requestValues, UPSERT_REQUEST } from "./request-rows";

@@ -1,10 +1,10 @@
-import { RoutingState } from "./core/routing/route-request";
+import { RoutingState } from "../core/routing/route-request";
 import {
   type AffinityStore,
   type Hop,
   SessionAffinity,
   type SessionBinding,
-} from "./core/routing/session-affinity";
+} from "../core/routing/session-affinity";
 import { type SessionBindingRow, TRACKER_SCHEMA } from "./tracker-schema";
 import { blobToU64, u64ToBlob } from "./u64";
 

@@ -1,5 +1,5 @@
-import { cardFromWire, cardToWire, type WireCard } from "./core/routing/advertisement";
-import type { RouterCard, WorkerType } from "./types";
+import { cardFromWire, cardToWire, type WireCard } from "../core/routing/advertisement";
+import type { RouterCard, WorkerType } from "../types";
 
 /**
  * The `workers` table's `worker_type` and `router_config` columns. Both are NULL when the worker
