@@ -8,7 +8,7 @@ import type { Tracker } from "./core/tracker";
 import { MAX_BATCH_OPS } from "./limits";
 import { STATUS_OF_CODE } from "./status";
 import type { BatchOp, BatchOpResult, Result } from "./types";
-import type { TrackerOp } from "./metrics-types";
+import type { TrackerOp } from "./metrics/metrics-types";
 
 /** Called with each op's outcome, as the single routes count theirs. */
 export type OpRecorder = (op: TrackerOp, result: Result) => void;

@@ -2,7 +2,7 @@
  * The RPC contract between the Worker (caller) and the objects (callee): the methods, whose payloads
  * and results are in `types.ts` and `metrics-types.ts`. Kept above both, so neither imports the other.
  */
-import type { PeerStatus, TrackerMetrics } from "./metrics-types";
+import type { PeerStatus, TrackerMetrics } from "./metrics/metrics-types";
 import type {
   AddInput,
   BatchOp,

@@ -8,12 +8,12 @@ import type { DirectoryObject } from "./directory-object";
 import type { TrackerStore } from "./core/store";
 import { expirySecondsOf, type LimitsEnv, positiveOr, trackerLimitsOf } from "./env-limits";
 import { storedName } from "./storage/identity";
-import { OpCounters } from "./metrics-counters";
-import { metricsReport } from "./metrics-report";
+import { OpCounters } from "./metrics/metrics-counters";
+import { metricsReport } from "./metrics/metrics-report";
 import { directoryName, locationHintOf, parseReplicas, parseTrackerName, trackerName } from "./naming";
 import { PeerSync } from "./replication/peer-sync";
 import { ReplicatedStore } from "./replication/replicated-store";
-import type { PeerStatus } from "./metrics-types";
+import type { PeerStatus } from "./metrics/metrics-types";
 import type { BatchReply } from "./replication/types";
 import { SqlReplicaStore } from "./replication/sql-replica-store";
 import { openRouting } from "./storage/sql-affinity-store";
@@ -33,7 +33,7 @@ import type {
   WorkerInfo,
 } from "./types";
 import type { TrackerRpc } from "./rpc";
-import type { TrackerMetrics, TrackerOp } from "./metrics-types";
+import type { TrackerMetrics, TrackerOp } from "./metrics/metrics-types";
 
 export interface TrackerEnv extends LimitsEnv {
   REQUEST_EXPIRY_SECONDS?: string;

@@ -1,6 +1,6 @@
 /** What a sender keeps per peer (`replicator.ts`), and its retry backoff. */
 import type { ReplicaEvent } from "../core/replica/events";
-import type { PeerStatus } from "../metrics-types";
+import type { PeerStatus } from "../metrics/metrics-types";
 
 export type PeerState = PeerStatus["state"];
 

@@ -1,11 +1,11 @@
 import { physicalMs } from "../core/replica/clock";
 import { applyReplicaEvent } from "../core/replica/replica-merge";
 import type { Tracker } from "../core/tracker";
-import { ReplicationCounters } from "../metrics-counters";
+import { ReplicationCounters } from "../metrics/metrics-counters";
 import { decodeBatch, encodeBatchFromEncoded, encodeEvent } from "./event-codec";
 import { Inbox } from "./inbox";
 import type { ReplicatedStore } from "./replicated-store";
-import type { PeerStatus } from "../metrics-types";
+import type { PeerStatus } from "../metrics/metrics-types";
 import { Replicator } from "./replicator";
 import type { BatchReply, OutgoingBatch } from "./types";
 import { snapshotEvents } from "./snapshot";

@@ -1,5 +1,5 @@
 import type { ReplicaEvent } from "../core/replica/events";
-import type { PeerStatus } from "../metrics-types";
+import type { PeerStatus } from "../metrics/metrics-types";
 import { backoffMs, newPeer, type Peer } from "./peer-state";
 import type { BatchReply, EventLog, OutgoingBatch, ReplicatorOptions } from "./types";
 

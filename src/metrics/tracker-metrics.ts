@@ -4,7 +4,7 @@
  * scrapes several replicas of the same URL must still tell their series apart.
  */
 import type { TrackerKey } from "../../durable-objects/types";
-import type { TrackerMetrics, TrackerOp } from "../../durable-objects/metrics-types";
+import type { TrackerMetrics, TrackerOp } from "../../durable-objects/metrics/metrics-types";
 import { httpErrorOf } from "../http/errors";
 import type { Exposition, Labels } from "./exposition";
 

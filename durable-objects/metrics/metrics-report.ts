@@ -3,12 +3,12 @@
  * workers and per-rank gauges, operation counts, expiries, replication towards each peer and from
  * each origin, rows written and routing state. Counters count since the object instance started.
  */
-import type { RoutingState } from "./core/routing/route-request";
-import { routingStatsOf } from "./core/routing/route-request";
-import type { Tracker } from "./core/tracker";
+import type { RoutingState } from "../core/routing/route-request";
+import { routingStatsOf } from "../core/routing/route-request";
+import type { Tracker } from "../core/tracker";
 import type { TrackerMetrics } from "./metrics-types";
 import type { OpCounters } from "./metrics-counters";
-import type { PeerSync } from "./replication/peer-sync";
+import type { PeerSync } from "../replication/peer-sync";
 
 export interface MetricsSources {
   tracker: Tracker;

@@ -2,7 +2,7 @@
  * What a tracker object reports for `GET /metrics` and `GET /replica_sync/peers`: operation counts,
  * per-rank gauges, replication towards each peer and from each origin.
  */
-import type { ErrorCode, RankLoad, RoutingStats, WorkerType } from "./types";
+import type { ErrorCode, RankLoad, RoutingStats, WorkerType } from "../types";
 
 /** The object's operations as `slot_tracker_requests_total` counts them, named after their routes. */
 export type TrackerOp =

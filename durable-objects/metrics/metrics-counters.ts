@@ -4,7 +4,7 @@
  * reads as a counter reset and `rate()`/`increase()` handle. Persisting them would add a SQLite write
  * to every operation for figures that tolerate resets by design.
  */
-import type { ErrorCode } from "./types";
+import type { ErrorCode } from "../types";
 import type { HistogramCounts, OpCount, OriginCounts, TrackerOp } from "./metrics-types";
 
 /** Calls of the object's RPC methods, by operation and outcome (`"ok"` or the failure's code). */
