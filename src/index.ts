@@ -4,4 +4,4 @@
  */
 export { default } from "./app";
 export { TrackerObject } from "../durable-objects/tracker-object";
-export { DirectoryObject } from "../durable-objects/directory-object";
+export { DirectoryObject } from "../durable-objects/directory/directory-object";

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { DirectoryRpc } from "./rpc";
+import type { DirectoryRpc } from "../rpc";
 
 interface TrackerRow extends Record<string, SqlStorageValue> {
   model: string;
