@@ -7,7 +7,7 @@ import type { AppEnv } from "./env";
 import { accessLog } from "./http/access-log";
 import { authenticate } from "./http/auth";
 import { onError } from "./http/errors";
-import { send } from "./http/respond";
+import { send } from "./wire/respond";
 import { batch } from "./routes/batch";
 import { dashboard } from "./routes/dashboard";
 import { docs } from "./routes/docs";

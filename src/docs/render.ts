@@ -3,7 +3,7 @@
  * no external asset: it reads the same in memory as offline, and every value shown comes from the
  * document, so the page cannot drift from `/openapi.json`.
  */
-import type { JsonOutput } from "../http/json-write";
+import type { JsonOutput } from "../wire/json-write";
 import { DOCS_CSS } from "./style";
 
 type Node = { readonly [key: string]: JsonOutput | undefined };

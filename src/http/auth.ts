@@ -9,7 +9,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ALL_TENANTS, type Grant, grants, parseApiTokens, TokenTable } from "./api-tokens";
 import { HttpError } from "./errors";
-import { send } from "./respond";
+import { send } from "../wire/respond";
 
 /**
  * Answer without any token, whatever the secret: liveness probes carry no credentials, and a browser

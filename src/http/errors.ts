@@ -7,8 +7,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { STATUS_OF_CODE } from "../../durable-objects/status";
 import type { Failure, Result } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
-import { JsonSyntaxError } from "./json";
-import { send } from "./respond";
+import { JsonSyntaxError } from "../wire/json";
+import { send } from "../wire/respond";
 import { isRetryable } from "./retry";
 import { SchemaError, type SchemaErrorKind } from "./schema";
 

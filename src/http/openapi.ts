@@ -6,7 +6,7 @@
 
 import { type Answer, AUTH_ERRORS, BODY_ERRORS, type Operation, QUERY_ERRORS } from "./api-operation";
 import { OPERATIONS } from "./api-operations";
-import type { JsonOutput } from "./json-write";
+import type { JsonOutput } from "../wire/json-write";
 import { errorAnswer } from "./responses";
 import type { JsonSchema } from "./schema";
 

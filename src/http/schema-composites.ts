@@ -3,7 +3,7 @@
  * a tag field. Each validates its parts with their own schemas and names the part at fault by its
  * path (`ops[2].request_id`).
  */
-import type { JsonOutput } from "./json-write";
+import type { JsonOutput } from "../wire/json-write";
 import { type Infer, invalid, type JsonSchema, node, type Schema, SchemaError } from "./schema";
 import { enumOf, I64_MIN, U64_MAX } from "./schema-scalars";
 

@@ -3,7 +3,7 @@
  * never round: a JSON `5.0` ({@link JsonFraction}), an unsafe float or an out-of-range bigint is
  * rejected, not coerced.
  */
-import { JsonFraction } from "./json";
+import { JsonFraction } from "../wire/json";
 import { invalid, node, type Schema } from "./schema";
 
 const U32_MAX = 0xffff_ffff;

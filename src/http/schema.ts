@@ -5,7 +5,7 @@
  * the same definitions the routes enforce. The schemas themselves are in `schema-scalars.ts` (numbers,
  * strings, enums) and `schema-composites.ts` (arrays, hash lists, objects, tagged unions).
  */
-import type { JsonOutput } from "./json-write";
+import type { JsonOutput } from "../wire/json-write";
 
 /** A JSON Schema (2020-12, as used by OpenAPI 3.1) node; bigint bounds are written exactly. */
 export type JsonSchema = { readonly [keyword: string]: JsonOutput | undefined };

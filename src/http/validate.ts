@@ -5,9 +5,9 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { type FastMsgpack, readBody } from "./body";
+import { type FastMsgpack, readBody } from "../wire/body";
 import type { Infer, Schema } from "./schema";
-import type { QueryInput, WireInput } from "./wire-types";
+import type { QueryInput, WireInput } from "../wire/wire-types";
 
 /**
  * Reads, decodes and validates the body against `schema` (MessagePack through `fast` first, if given);

@@ -7,10 +7,10 @@
 import { Hono } from "hono";
 import type { BatchOp } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
-import { fastBatchBody } from "../http/msgpack-bodies";
+import { fastBatchBody } from "../wire/msgpack-bodies";
 import { unwrap } from "../http/errors";
 import { batchBody } from "../http/requests";
-import { send } from "../http/respond";
+import { send } from "../wire/respond";
 import type { Infer } from "../http/schema";
 import { trackerFor } from "../http/stubs";
 import { validBody } from "../http/validate";

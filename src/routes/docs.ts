@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { renderDocs } from "../docs/render";
 import type { AppEnv } from "../env";
-import { stringifyJson } from "../http/json-write";
+import { stringifyJson } from "../wire/json-write";
 import { openApiDocument } from "../http/openapi";
 
 /** Built on first use per isolate: the document depends on nothing but the code. */

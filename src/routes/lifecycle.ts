@@ -2,9 +2,9 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
-import { fastAddBody, fastRequestIdBody } from "../http/msgpack-bodies";
+import { fastAddBody, fastRequestIdBody } from "../wire/msgpack-bodies";
 import { addBody, requestIdBody } from "../http/requests";
-import { sendOk } from "../http/respond";
+import { sendOk } from "../wire/respond";
 import { trackerFor } from "../http/stubs";
 import { validBody } from "../http/validate";
 

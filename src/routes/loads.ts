@@ -6,7 +6,7 @@ import { rowsOf } from "../http/listing";
 import { compareRank, compareTracker } from "../http/order";
 import { replicaOf } from "../http/replica";
 import { listingQuery, potentialLoadsBody } from "../http/requests";
-import { send } from "../http/respond";
+import { send } from "../wire/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
 import { validBody, validQuery } from "../http/validate";

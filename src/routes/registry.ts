@@ -7,7 +7,7 @@ import { rowsOf } from "../http/listing";
 import { compareBigint, compareTracker } from "../http/order";
 import { replicaOf } from "../http/replica";
 import { listingQuery, registerBody, unregisterBody } from "../http/requests";
-import { send, sendOk } from "../http/respond";
+import { send, sendOk } from "../wire/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
 import { validBody, validQuery } from "../http/validate";

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { replicaOf } from "../http/replica";
 import { trackerQuery } from "../http/requests";
-import { send } from "../http/respond";
+import { send } from "../wire/respond";
 import { trackerFor } from "../http/stubs";
 import { validQuery } from "../http/validate";
 

@@ -5,7 +5,7 @@ import type { RouteChoice } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
 import { HttpError, unwrap } from "../http/errors";
 import { routeBody } from "../http/requests";
-import { send } from "../http/respond";
+import { send } from "../wire/respond";
 import { trackerFor } from "../http/stubs";
 import { validBody } from "../http/validate";
 

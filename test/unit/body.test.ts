@@ -2,9 +2,9 @@ import { encode } from "@msgpack/msgpack";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../src/env";
-import { decodeBody, formatOf, readBody, readBytes } from "../../src/http/body";
+import { decodeBody, formatOf, readBody, readBytes } from "../../src/wire/body";
 import { HttpError, onError } from "../../src/http/errors";
-import { acceptsMsgpack, send } from "../../src/http/respond";
+import { acceptsMsgpack, send } from "../../src/wire/respond";
 import { object } from "../../src/http/schema-composites";
 import { u64 } from "../../src/http/schema-scalars";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { JsonFraction, JsonSyntaxError, type JsonValue, parseJson } from "../../src/http/json";
-import { stringifyJson } from "../../src/http/json-write";
+import { JsonFraction, JsonSyntaxError, type JsonValue, parseJson } from "../../src/wire/json";
+import { stringifyJson } from "../../src/wire/json-write";
 
 function syntaxError(text: string): JsonSyntaxError {
   try {

@@ -7,8 +7,8 @@
 import { encode } from "@msgpack/msgpack";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeBody, type FastMsgpack } from "../../src/http/body";
-import { fastAddBody, fastBatchBody, fastRequestIdBody } from "../../src/http/msgpack-bodies";
+import { decodeBody, type FastMsgpack } from "../../src/wire/body";
+import { fastAddBody, fastBatchBody, fastRequestIdBody } from "../../src/wire/msgpack-bodies";
 import { addBody, batchBody, requestIdBody } from "../../src/http/requests";
 import type { Schema } from "../../src/http/schema";
 

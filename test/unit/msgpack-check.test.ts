@@ -1,9 +1,9 @@
 import { encode } from "@msgpack/msgpack";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeBody } from "../../src/http/body";
+import { decodeBody } from "../../src/wire/body";
 import { HttpError } from "../../src/http/errors";
-import { checkMsgpack } from "../../src/http/msgpack-check";
+import { checkMsgpack } from "../../src/wire/msgpack-check";
 
 const bytes = (...b: number[]) => Uint8Array.from(b);
 const str = (text: string) => {

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import app from "../../src/app";
 import type { Env } from "../../src/env";
 import { OPERATIONS } from "../../src/http/api-operations";
-import { parseJson } from "../../src/http/json";
-import { stringifyJson } from "../../src/http/json-write";
+import { parseJson } from "../../src/wire/json";
+import { stringifyJson } from "../../src/wire/json-write";
 import { openApiDocument } from "../../src/http/openapi";
 
 type Node = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { JsonFraction, parseJson } from "../../src/http/json";
-import { stringifyJson } from "../../src/http/json-write";
+import { JsonFraction, parseJson } from "../../src/wire/json";
+import { stringifyJson } from "../../src/wire/json-write";
 import { addBody, listingQuery, registerBody } from "../../src/http/requests";
 import { optional, SchemaError, withDefault } from "../../src/http/schema";
 import { array, hashes, object } from "../../src/http/schema-composites";

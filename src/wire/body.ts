@@ -6,10 +6,10 @@ import { decode, type ExtensionCodecType } from "@msgpack/msgpack";
 import type { Context } from "hono";
 import { MAX_BODY_BYTES } from "../../durable-objects/limits";
 import type { AppEnv } from "../env";
-import { HttpError } from "./errors";
+import { HttpError } from "../http/errors";
 import { parseJson } from "./json";
 import { checkMsgpack } from "./msgpack-check";
-import type { Schema } from "./schema";
+import type { Schema } from "../http/schema";
 
 const TOO_LARGE = `request body exceeds ${MAX_BODY_BYTES} bytes`;
 const SUPPORTED = "send application/json or application/msgpack";
