@@ -3,8 +3,8 @@
  * answer besides its own statuses: body, query and auth failures (SPEC §6).
  */
 import { MAX_BODY_BYTES } from "../../durable-objects/limits";
-import { okAnswer } from "./responses";
-import type { Schema } from "./schema";
+import { okAnswer } from "../schema/responses";
+import type { Schema } from "../schema/schema";
 
 /** Who may call: anyone, a token covering the tenant, or an `admin` token (when `API_TOKENS` is set). */
 export type Access = "public" | "tenant" | "admin";

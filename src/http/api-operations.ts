@@ -17,7 +17,7 @@ import {
   routeBody,
   trackerQuery,
   unregisterBody,
-} from "./requests";
+} from "../schema/requests";
 import {
   batchAnswer,
   loadsAnswer,
@@ -25,7 +25,7 @@ import {
   potentialLoadsAnswer,
   routeAnswer,
   workersAnswer,
-} from "./responses";
+} from "../schema/responses";
 
 /** The tracker routes: Dynamo's, then `/batch`, `/route` and replication status. */
 const TRACKER_OPERATIONS: readonly Operation[] = [

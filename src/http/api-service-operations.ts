@@ -1,6 +1,6 @@
 /** The service's own routes, for the OpenAPI document: liveness, metrics, this document and the pages. */
 import { type Operation, REPLICA_HEADER } from "./api-operation";
-import { listingQuery } from "./requests";
+import { listingQuery } from "../schema/requests";
 
 export const SERVICE_OPERATIONS: readonly Operation[] = [
   {

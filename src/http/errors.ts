@@ -10,7 +10,7 @@ import type { AppEnv } from "../env";
 import { JsonSyntaxError } from "../wire/json";
 import { send } from "../wire/respond";
 import { isRetryable } from "./retry";
-import { SchemaError, type SchemaErrorKind } from "./schema";
+import { SchemaError, type SchemaErrorKind } from "../schema/schema";
 
 /** The status of every tracker error code; one table, shared with `/batch`'s per-op results. */
 export { STATUS_OF_CODE };

@@ -7,8 +7,8 @@
 import { type Answer, AUTH_ERRORS, BODY_ERRORS, type Operation, QUERY_ERRORS } from "./api-operation";
 import { OPERATIONS } from "./api-operations";
 import type { JsonOutput } from "../wire/json-write";
-import { errorAnswer } from "./responses";
-import type { JsonSchema } from "./schema";
+import { errorAnswer } from "../schema/responses";
+import type { JsonSchema } from "../schema/schema";
 
 type Doc = { [key: string]: JsonOutput | undefined };
 

@@ -9,11 +9,11 @@ import type { BatchOp } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
 import { fastBatchBody } from "../wire/msgpack-bodies";
 import { unwrap } from "../http/errors";
-import { batchBody } from "../http/requests";
+import { batchBody } from "../schema/requests";
 import { send } from "../wire/respond";
-import type { Infer } from "../http/schema";
+import type { Infer } from "../schema/schema";
 import { trackerFor } from "../http/stubs";
-import { validBody } from "../http/validate";
+import { validBody } from "../schema/validate";
 
 type WireOp = Infer<typeof batchBody>["ops"][number];
 

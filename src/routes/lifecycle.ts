@@ -3,10 +3,10 @@ import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
 import { fastAddBody, fastRequestIdBody } from "../wire/msgpack-bodies";
-import { addBody, requestIdBody } from "../http/requests";
+import { addBody, requestIdBody } from "../schema/requests";
 import { sendOk } from "../wire/respond";
 import { trackerFor } from "../http/stubs";
-import { validBody } from "../http/validate";
+import { validBody } from "../schema/validate";
 
 export const lifecycle = new Hono<AppEnv>()
   .post("/add", validBody(addBody, fastAddBody), async (c) => {

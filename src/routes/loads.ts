@@ -5,11 +5,11 @@ import { unwrap } from "../http/errors";
 import { rowsOf } from "../http/listing";
 import { compareRank, compareTracker } from "../http/order";
 import { replicaOf } from "../http/replica";
-import { listingQuery, potentialLoadsBody } from "../http/requests";
+import { listingQuery, potentialLoadsBody } from "../schema/requests";
 import { send } from "../wire/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
-import { validBody, validQuery } from "../http/validate";
+import { validBody, validQuery } from "../schema/validate";
 
 export const loads = new Hono<AppEnv>()
   .get("/loads", validQuery(listingQuery), async (c) => {

@@ -10,7 +10,7 @@ import type { TrackerKey } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
 import { FAN_OUT_CONCURRENCY, mapBounded } from "../http/fan-out";
 import { chooseReplica, parseReplicas, replicaOf } from "../http/replica";
-import { listingQuery } from "../http/requests";
+import { listingQuery } from "../schema/requests";
 import { trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
 import { CONTENT_TYPE, Exposition } from "../metrics/exposition";

@@ -6,11 +6,11 @@ import { unwrap } from "../http/errors";
 import { rowsOf } from "../http/listing";
 import { compareBigint, compareTracker } from "../http/order";
 import { replicaOf } from "../http/replica";
-import { listingQuery, registerBody, unregisterBody } from "../http/requests";
+import { listingQuery, registerBody, unregisterBody } from "../schema/requests";
 import { send, sendOk } from "../wire/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
-import { validBody, validQuery } from "../http/validate";
+import { validBody, validQuery } from "../schema/validate";
 
 export const registry = new Hono<AppEnv>()
   .post("/register", validBody(registerBody), async (c) => {

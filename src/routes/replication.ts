@@ -2,10 +2,10 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { replicaOf } from "../http/replica";
-import { trackerQuery } from "../http/requests";
+import { trackerQuery } from "../schema/requests";
 import { send } from "../wire/respond";
 import { trackerFor } from "../http/stubs";
-import { validQuery } from "../http/validate";
+import { validQuery } from "../schema/validate";
 
 export const replication = new Hono<AppEnv>()
   /** The serving replica's view of each peer for one (model, tenant), sorted by peer name. */

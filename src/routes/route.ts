@@ -4,10 +4,10 @@ import { Hono } from "hono";
 import type { RouteChoice } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
 import { HttpError, unwrap } from "../http/errors";
-import { routeBody } from "../http/requests";
+import { routeBody } from "../schema/requests";
 import { send } from "../wire/respond";
 import { trackerFor } from "../http/stubs";
-import { validBody } from "../http/validate";
+import { validBody } from "../schema/validate";
 
 /** Seeds the call's random draws; honoured only where `ALLOW_TEST_SEED` is "1" (the test config). */
 const SEED_HEADER = "x-slot-tracker-seed";

@@ -9,7 +9,7 @@ import type { AppEnv } from "../env";
 import { HttpError } from "../http/errors";
 import { parseJson } from "./json";
 import { checkMsgpack } from "./msgpack-check";
-import type { Schema } from "../http/schema";
+import type { Schema } from "../schema/schema";
 
 const TOO_LARGE = `request body exceeds ${MAX_BODY_BYTES} bytes`;
 const SUPPORTED = "send application/json or application/msgpack";

@@ -15,8 +15,8 @@ import { CodecError } from "../../durable-objects/replication/codec-error";
 import { MsgpackReader } from "../../durable-objects/replication/msgpack-reader";
 import { MAX_BATCH_OPS, MAX_HASHES_PER_CALL } from "../../durable-objects/limits";
 import type { FastMsgpack } from "./body";
-import { addBody, addFields, type batchBody, type requestIdBody } from "../http/requests";
-import { type Infer, SchemaError } from "../http/schema";
+import { addBody, addFields, type batchBody, type requestIdBody } from "../schema/requests";
+import { type Infer, SchemaError } from "../schema/schema";
 
 type BatchBody = Infer<typeof batchBody>;
 type WireOp = BatchBody["ops"][number];

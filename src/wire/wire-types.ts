@@ -3,8 +3,8 @@
  * client serialises with `JSON.stringify` and parses with `JSON.parse`: neither carries bigint, so
  * 64-bit fields are `number` on that path, exact only up to 2^53 (`src/client.ts` has the exact path).
  */
-import type { Infer } from "../http/schema";
-import type { ObjectSchema, Shape } from "../http/schema-composites";
+import type { Infer } from "../schema/schema";
+import type { ObjectSchema, Shape } from "../schema/schema-composites";
 
 /** The JSON form of a value that is `T` on the server. */
 export type WireValue<T> = T extends bigint

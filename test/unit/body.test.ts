@@ -5,8 +5,8 @@ import type { AppEnv } from "../../src/env";
 import { decodeBody, formatOf, readBody, readBytes } from "../../src/wire/body";
 import { HttpError, onError } from "../../src/http/errors";
 import { acceptsMsgpack, send } from "../../src/wire/respond";
-import { object } from "../../src/http/schema-composites";
-import { u64 } from "../../src/http/schema-scalars";
+import { object } from "../../src/schema/schema-composites";
+import { u64 } from "../../src/schema/schema-scalars";
 
 async function httpError(run: () => unknown): Promise<HttpError> {
   try {

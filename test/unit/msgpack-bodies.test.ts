@@ -9,8 +9,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeBody, type FastMsgpack } from "../../src/wire/body";
 import { fastAddBody, fastBatchBody, fastRequestIdBody } from "../../src/wire/msgpack-bodies";
-import { addBody, batchBody, requestIdBody } from "../../src/http/requests";
-import type { Schema } from "../../src/http/schema";
+import { addBody, batchBody, requestIdBody } from "../../src/schema/requests";
+import type { Schema } from "../../src/schema/schema";
 
 const U64_MAX = 2n ** 64n - 1n;
 const MSGPACK = { useBigInt64: true } as const;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { JsonFraction, parseJson } from "../../src/wire/json";
 import { stringifyJson } from "../../src/wire/json-write";
-import { addBody, listingQuery, registerBody } from "../../src/http/requests";
-import { optional, SchemaError, withDefault } from "../../src/http/schema";
-import { array, hashes, object } from "../../src/http/schema-composites";
-import { enumOf, float, string, u32, u64, uint } from "../../src/http/schema-scalars";
+import { addBody, listingQuery, registerBody } from "../../src/schema/requests";
+import { optional, SchemaError, withDefault } from "../../src/schema/schema";
+import { array, hashes, object } from "../../src/schema/schema-composites";
+import { enumOf, float, string, u32, u64, uint } from "../../src/schema/schema-scalars";
 
 function failure(run: () => unknown): SchemaError {
   try {
