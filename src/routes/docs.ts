@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { renderDocs } from "../docs/render";
 import type { AppEnv } from "../env";
 import { stringifyJson } from "../wire/json-write";
-import { openApiDocument } from "../http/openapi";
+import { openApiDocument } from "../docs/openapi";
 
 /** Built on first use per isolate: the document depends on nothing but the code. */
 let built: { json: string; html: string } | undefined;

@@ -3,7 +3,7 @@ import app from "../../src/app";
 import { DASHBOARD_SCRIPT } from "../../src/dashboard/script";
 import { escapeHtml, prettyJson } from "../../src/docs/render";
 import type { Env } from "../../src/env";
-import { OPERATIONS } from "../../src/http/api-operations";
+import { OPERATIONS } from "../../src/docs/api-operations";
 
 const env = { REPLICAS: "primary", REQUEST_EXPIRY_SECONDS: "300" } as unknown as Env;
 const tokens = JSON.stringify({ "s3cret-admin": { tenants: ["*"], admin: true } });

@@ -2,10 +2,10 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
 import type { Env } from "../../src/env";
-import { OPERATIONS } from "../../src/http/api-operations";
+import { OPERATIONS } from "../../src/docs/api-operations";
 import { parseJson } from "../../src/wire/json";
 import { stringifyJson } from "../../src/wire/json-write";
-import { openApiDocument } from "../../src/http/openapi";
+import { openApiDocument } from "../../src/docs/openapi";
 
 type Node = Record<string, unknown>;
 
