@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./env";
 import { accessLog } from "./http/access-log";
-import { authenticate } from "./http/auth";
+import { authenticate } from "./auth/auth";
 import { onError } from "./http/errors";
 import { send } from "./wire/respond";
 import { batch } from "./routes/batch";

@@ -1,5 +1,5 @@
 import type { DirectoryRpc, TrackerRpc } from "../durable-objects/rpc";
-import type { Grant } from "./http/api-tokens";
+import type { Grant } from "./auth/api-tokens";
 
 /**
  * The Worker's bindings (wrangler.toml). The namespaces are typed by the RPC contract rather than by

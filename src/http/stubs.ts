@@ -8,7 +8,7 @@ import { directoryName, trackerName } from "../../durable-objects/naming";
 import type { DirectoryRpc, TrackerRpc } from "../../durable-objects/rpc";
 import type { TrackerKey } from "../../durable-objects/types";
 import type { AppEnv, Env } from "../env";
-import { authorize } from "./auth";
+import { authorize } from "../auth/auth";
 import { locationHintOf, replicaOf } from "./replica";
 import { IDEMPOTENT_DIRECTORY_METHODS, IDEMPOTENT_TRACKER_METHODS, retryingStub } from "./retry";
 import { noteTarget } from "./request-vars";

@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import type { TrackerKey } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
-import { authorize, mayAccess } from "./auth";
+import { authorize, mayAccess } from "../auth/auth";
 import { type ListingFilter, trackersToList } from "./listing";
 import { noteTarget } from "./request-vars";
 

@@ -6,8 +6,8 @@ import {
   parseApiTokens,
   sha256,
   TokenTable,
-} from "../../src/http/api-tokens";
-import { bearerOf } from "../../src/http/auth";
+} from "../../src/auth/api-tokens";
+import { bearerOf } from "../../src/auth/auth";
 
 describe("parseApiTokens", () => {
   it("reads tenant lists, the all-tenants wildcard, the admin flag and a name", () => {

@@ -8,7 +8,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ALL_TENANTS, type Grant, grants, parseApiTokens, TokenTable } from "./api-tokens";
-import { HttpError } from "./errors";
+import { HttpError } from "../http/errors";
 import { send } from "../wire/respond";
 
 /**
