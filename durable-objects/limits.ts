@@ -27,7 +27,7 @@ export const MAX_LIVE_REQUESTS = 50_000;
  */
 export const MAX_LIVE_BLOCKS = 1_500_000;
 /**
- * Request ids whose prefill timelines a replicated tracker keeps (`core/departure-log.ts`; about
+ * Request ids whose prefill timelines a replicated tracker keeps (`core/replica/departure-log.ts`; about
  * 650 bytes each in V8, so about 20 MB at most). Timelines are kept for two expiry ages, so below
  * 25 requests/s (default expiry) nothing is cut; at 1,000 requests/s the window shrinks to 30 s, and
  * decayed prefill stays exact across replicas for changes that reach every replica within it.

@@ -52,7 +52,7 @@ export interface RegisterInput {
   dpSize: number;
   /** Which hop of `/route` the worker serves; absent means decode (absent also in `/workers`). */
   workerType?: WorkerType;
-  /** The worker's routing advertisement, if it made one (see `core/advertisement.ts`). */
+  /** The worker's routing advertisement, if it made one (see `core/routing/advertisement.ts`). */
   routerConfig?: RouterCard;
 }
 

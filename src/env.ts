@@ -17,7 +17,7 @@ export interface Env {
   /** "1" lets `/route` take the `x-slot-tracker-seed` header (tests only; never set in production). */
   ALLOW_TEST_SEED?: string;
   /**
-   * Secret: JSON map from bearer token to its grant (`http/api-tokens.ts`). Unset, the API is open.
+   * Secret: JSON map from bearer token to its grant (`auth/api-tokens.ts`). Unset, the API is open.
    * Set it with `wrangler secret put API_TOKENS`, never in wrangler.toml.
    */
   API_TOKENS?: string;

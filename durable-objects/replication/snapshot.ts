@@ -6,7 +6,7 @@ import type { Tracker } from "../core/tracker";
 /**
  * This replica's whole state as the events that rebuild it when merged: registered and set-aside
  * workers, unregistrations, live and orphaned bookings with their prefill completions, frees and
- * early marks, and the prefill timelines that anchors derive from (`core/departure-log.ts`): the
+ * early marks, and the prefill timelines that anchors derive from (`core/replica/departure-log.ts`): the
  * adds that have left (without their prompts), frees and completions of the last two expiry ages.
  * It is what a peer that missed part of the stream merges to catch up exactly. A
  * generator, read page by page while the tracker keeps changing: merging is idempotent and changes

@@ -1,5 +1,5 @@
 /**
- * The replication records (`core/replica-records.ts`) in SQLite. Unregistrations are kept for good,
+ * The replication records (`core/replica/replica-records.ts`) in SQLite. Unregistrations are kept for good,
  * one `records` row each. Tombstones and early prefill marks (a request id's newest free or prefill
  * completion, kept one expiry age) are a log instead: the record changes of one call (a `/batch`, a
  * peer's batch, a single call) are one `record_log` row of JSON entries — a set with its key, a clear —

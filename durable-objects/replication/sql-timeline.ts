@@ -1,5 +1,5 @@
 /**
- * The prefill timelines (`core/departure-log.ts`) in SQLite. A change kept alone is a `timeline` row
+ * The prefill timelines (`core/replica/departure-log.ts`) in SQLite. A change kept alone is a `timeline` row
  * keyed by the change's key (unique per change), so that the purge by age is a range of the key. The
  * changes kept by one grouped call (a `/batch`, a peer's batch) are one `timeline_groups` row instead,
  * keyed by the newest change's time: the purge deletes a group once all of it is old, and a group

@@ -1,5 +1,5 @@
 /**
- * A replicated tracker keeps request timelines for its prefill anchors (`core/departure-log.ts`);
+ * A replicated tracker keeps request timelines for its prefill anchors (`core/replica/departure-log.ts`);
  * whatever the request rate, their number stays bounded by `MAX_PREFILL_TIMELINES`, the newest kept.
  */
 import { expect, it } from "vitest";

@@ -12,7 +12,7 @@ import { h, req, T0, worker } from "./tracker-fixtures";
 
 /**
  * A decaying prefill is anchored at the same moment at every replica, whatever each learnt first
- * (`core/departure-log.ts`): each case below is one a replica used to anchor differently, because
+ * (`core/replica/departure-log.ts`): each case below is one a replica used to anchor differently, because
  * it never queued the request ahead, or dequeued it at another moment. Every prefill here is
  * 100 tokens expected to take 10 s, so the load of a front anchored `e` ms ago is 100 − e/100.
  */
