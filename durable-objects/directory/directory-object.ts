@@ -1,3 +1,7 @@
+/**
+ * `directory/`: the per-replica list of trackers that have workers. The object (this file) and the
+ * tracker's side of it (`directory-link.ts`), which reports a first worker gained or a last lost.
+ */
 import { DurableObject } from "cloudflare:workers";
 import type { DirectoryRpc } from "../rpc";
 

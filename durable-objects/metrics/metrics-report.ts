@@ -1,4 +1,8 @@
 /**
+ * `metrics/`: what a tracker object counts and reports. The report (this file), the in-memory
+ * counters (`metrics-counters.ts`) and the shapes both travel in (`metrics-types.ts`); the Worker
+ * writes them as Prometheus text (`src/metrics/`).
+ *
  * What `GET /metrics` reports of one tracker object, gathered from its parts in one synchronous step:
  * workers and per-rank gauges, operation counts, expiries, replication towards each peer and from
  * each origin, rows written and routing state. Counters count since the object instance started.

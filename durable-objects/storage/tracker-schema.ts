@@ -1,4 +1,10 @@
 /**
+ * `storage/`: the tracker object's SQLite. The schema (this file), the write-through stores
+ * (`sql-tracker-store.ts`, `sql-affinity-store.ts`, `sql-worker-profile.ts`), the request journal
+ * and its rows (`request-journal.ts`, `journal-entries.ts`, `request-rows.ts`, `row-groups.ts`),
+ * u64 BLOBs (`u64.ts`) and the object's stored name (`identity.ts`). The replication log's tables
+ * live beside the replicator, in `replication/`.
+ *
  * SQLite layout of a tracker object. One row per worker and one per live request, so an `/add`
  * writes one row; prompts are one BLOB. Requests carry `seq`, their add order, because each rank's
  * prefill FIFO (and so the decay anchor) must come back in that order after a restart.

@@ -1,4 +1,7 @@
 /**
+ * `src/auth/`: who may call what. The middleware and tenant checks (this file) and the
+ * `API_TOKENS` secret they read (`api-tokens.ts`).
+ *
  * Bearer-token authentication and tenant scope. `authenticate` runs before every route: it resolves
  * the `Authorization` header to a grant (401 without a valid one) and refuses admin routes to
  * non-admin tokens (403). Tenant scope is checked where a route learns its tenant, after parsing:

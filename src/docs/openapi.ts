@@ -1,4 +1,8 @@
 /**
+ * `src/docs/`: the API described. The OpenAPI document (this file), built from the route
+ * descriptions (`api-operation.ts`, `api-operations.ts`, `api-service-operations.ts`), and the
+ * `/docs` page rendered from it (`render.ts`, `style.ts`).
+ *
  * The OpenAPI 3.1 document, assembled from `api-operations.ts`: request bodies and query parameters
  * are the JSON Schemas of the very schemas the routes validate with. 64-bit integers keep their exact
  * bounds (written as exact JSON integers by `stringifyJson`) and gain `format: uint64 / int64`.

@@ -1,4 +1,8 @@
 /**
+ * `src/schema/`: what the routes accept and answer. The DSL (this file) with its scalars and
+ * composites, the request and response schemas (`requests.ts`, `responses.ts`) and the middleware
+ * that validates with them (`validate.ts`).
+ *
  * The request-validation DSL: what a schema is, its error, and the wrappers that make a field
  * optional, defaulted or described. One schema both validates a decoded body (JSON or MessagePack)
  * into a typed value and describes itself as JSON Schema, so the OpenAPI document is generated from

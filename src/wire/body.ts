@@ -1,4 +1,8 @@
 /**
+ * `src/wire/`: bytes in and out. Body reading (this file), exact JSON (`json.ts`, `json-write.ts`),
+ * MessagePack bodies (`msgpack-bodies.ts`, `msgpack-check.ts`), answers by content negotiation
+ * (`respond.ts`) and the JSON types `hono/client` sees (`wire-types.ts`).
+ *
  * Request bodies: capped read, decode by Content-Type, then the route's schema. Every failure here
  * is the client's and becomes a 4xx naming the problem.
  */

@@ -1,7 +1,7 @@
 /**
- * The prompt-membership trie of one tracker: every live prompt is a root path of block hashes, and
- * every segment of the trie records which ranks have a live request through it and how many. It
- * answers the two questions the loads need without looking at individual requests:
+ * The prompt index of one tracker, `core/prompt-index/`: this trie, whose parts are the other files
+ * there. Every live prompt is a root path of block hashes; every segment records which ranks have a
+ * live request through it and how many. It answers the loads' two questions without reading requests:
  *
  * - `overlapDepths`: for every rank, the longest prefix of a query that is a prefix of one of the
  *   rank's live prompts (Dynamo's overlap depth), in time proportional to the query length plus the

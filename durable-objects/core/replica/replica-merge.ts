@@ -1,3 +1,10 @@
+/**
+ * `core/replica/`: what lets the replicas of a tracker accept changes on their own and still
+ * converge. The merge rules (this file), the records that make them order-free
+ * (`replica-records.ts`), the prefill timelines that anchors derive from (`departure-log.ts`,
+ * `rank-departures.ts`), the hybrid clock that keys each change (`clock.ts`) and the changes
+ * themselves (`events.ts`). Shipping them between objects is `durable-objects/replication/`'s.
+ */
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 import { bookingOf, type LiveRequest } from "../live-request";

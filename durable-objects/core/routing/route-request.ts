@@ -1,4 +1,8 @@
 /**
+ * `core/routing/`: how `/route` chooses ranks. This file books the choice; `selection.ts` is
+ * Dynamo's worker selector, `advertisement.ts` resolves how a worker set wants to be routed,
+ * `session-affinity.ts` keeps a session on its rank and `rng.ts` is the injected randomness.
+ *
  * `POST /route` on the pure core: choose a decode rank (and a prefill rank when the tracker has
  * prefill workers) and book the choice through `Tracker.add`, in one synchronous step, so no other
  * call can read the same loads in between. Booking through `add` means the store sees a route
