@@ -4,10 +4,11 @@
  * 10), one run after another, and stops at the first run that fails, printing its number and the
  * tests that failed (from vitest's JSON report). A suite that passes once but fails one run in five
  * refuses somebody's submission, so this is how a change to the tests is shown to hold. Each run's
- * output goes to `test-artifacts/repeat-run-K.log`; only the summary line of each is printed.
+ * output goes to `test-artifacts/repeat-run-K.log` and its JSON report (with each test's duration) to
+ * `repeat-run-K.json`; only the summary line of each is printed.
  */
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -62,6 +63,8 @@ for (let k = 1; k <= runs; k++) {
   rmSync(join(artifacts, "vitest.json"), { force: true });
   const { code, log } = await runOnce(k);
   const { report, failed } = failuresOf();
+  const json = join(artifacts, "vitest.json");
+  if (existsSync(json)) copyFileSync(json, join(artifacts, `repeat-run-${k}.json`));
   const seconds = Math.round((Date.now() - runStarted) / 1000);
   const counts = report
     ? `${report.numPassedTests} passed, ${report.numFailedTests} failed, ${report.numPendingTests} skipped`
