@@ -1,7 +1,8 @@
 /**
  * `wrangler dev` for the soak: a child process group on 127.0.0.1 with a fresh persistence directory,
  * its output kept in a log file (the Worker writes one access-log line per request), the workerd
- * process found among its descendants so its memory can be sampled from /proc.
+ * process found among its descendants so its memory can be sampled from /proc, and the DevTools
+ * inspector port through which `heap.mjs` reads the Worker isolate's heap.
  */
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -120,6 +121,7 @@ export async function startDev(root, vars) {
     persist,
     logPath,
     pid: child.pid,
+    inspectorPort,
     alive: () => !exited,
     async stop() {
       if (exited) return;
