@@ -1,18 +1,18 @@
 /**
  * The soak's end-of-run checks: replication quiet everywhere, each replica's listings against the
- * model and the replicas against each other, and the memory trend.
+ * model and the replicas against each other, and the heap's trend.
  */
 import { decode } from "@msgpack/msgpack";
 import { exact, show } from "./model.mjs";
 
-/** Least-squares slope of RSS over time, bytes per second. */
-export function trend(samples) {
+/** Least-squares slope of `y` over `x` across `samples`. */
+export function trend(samples, x, y) {
   const n = samples.length;
   if (n < 2) return 0;
-  const mt = samples.reduce((s, m) => s + m.t, 0) / n;
-  const mr = samples.reduce((s, m) => s + m.rss, 0) / n;
-  const num = samples.reduce((s, m) => s + (m.t - mt) * (m.rss - mr), 0);
-  const den = samples.reduce((s, m) => s + (m.t - mt) ** 2, 0);
+  const mx = samples.reduce((s, m) => s + m[x], 0) / n;
+  const my = samples.reduce((s, m) => s + m[y], 0) / n;
+  const num = samples.reduce((s, m) => s + (m[x] - mx) * (m[y] - my), 0);
+  const den = samples.reduce((s, m) => s + (m[x] - mx) ** 2, 0);
   return den === 0 ? 0 : num / den;
 }
 
