@@ -19,7 +19,7 @@ function toJson(value) {
 
 export class Load {
   /**
-   * @param {{ url: string, replicas: string[], trackers: any[], churnTracker: any, liveTarget: number, random: () => number }} options
+   * @param {{ url: string, replicas: string[], trackers: any[], churnTracker: any, liveTarget: number, maxAgeMs: number, random: () => number }} options
    */
   constructor(options) {
     Object.assign(this, options);
@@ -145,13 +145,18 @@ export class Load {
       if (!this.busy.has(id)) idle.push(id);
       if (idle.length >= 16) break;
     }
-    const grow = model.requests.size < this.liveTarget && (this.random() < 0.55 || idle.length === 0);
+    // The oldest idle request is ended once it is `maxAgeMs` old (sent that long ago), well before
+    // the tracker could expire it: the model stays exact, and the replicas' merge records, kept for
+    // the expiry age past each change, reach their steady size during the run.
+    const oldest = idle.length > 0 ? model.requests.get(idle[0]) : undefined;
+    const due = oldest !== undefined && Date.now() - oldest.sentAt >= this.maxAgeMs;
+    const grow = !due && model.requests.size < this.liveTarget && (this.random() < 0.55 || idle.length === 0);
     if (grow) return this.create(t);
-    const id = this.pick(idle);
+    const id = due ? idle[0] : this.pick(idle);
     const r = model.requests.get(id);
     this.busy.add(id);
     const body = { model_name: model.model, tenant_id: model.tenant, request_id: id };
-    if (!r.prefillDone && r.tokens > 0n && this.random() < 0.4) {
+    if (!due && !r.prefillDone && r.tokens > 0n && this.random() < 0.4) {
       const answer = await this.call("prefill_complete", r.home, "POST", "/prefill_complete", body);
       if (answer.status === 200) model.prefillComplete(id);
       else this.unexpected("prefill_complete", answer.status, answer.value);
@@ -172,6 +177,7 @@ export class Load {
     const hashes = this.prompt(t);
     const tokens = BigInt(Math.floor(this.random() * 2000));
     const roll = this.random();
+    const sentAt = Date.now();
     this.busy.add(id);
     if (roll < 0.25) {
       const body = {
@@ -189,6 +195,7 @@ export class Load {
           hashes,
           tokens,
           home,
+          sentAt,
         });
       } else this.unexpected("route", answer.status, answer.value);
     } else if (roll < 0.4) {
@@ -206,7 +213,7 @@ export class Load {
         new_isl_tokens: tokens,
       };
       const answer = await this.call("add", home, "POST", "/add", body, { msgpack: this.random() < 0.4 });
-      if (answer.status === 201) model.add(id, { workerId, rank, hashes, tokens, home });
+      if (answer.status === 201) model.add(id, { workerId, rank, hashes, tokens, home, sentAt });
       else this.unexpected("add", answer.status, answer.value);
     }
     this.busy.delete(id);
@@ -236,6 +243,7 @@ export class Load {
         new_isl_tokens: a.tokens,
       };
     });
+    const sentAt = Date.now();
     const answer = await this.call(
       "batch",
       home,
@@ -248,7 +256,14 @@ export class Load {
     answer.value.results.forEach((result, i) => {
       const a = adds[i];
       if (result.status === 201)
-        model.add(a.id, { workerId: a.workerId, rank: a.rank, hashes: a.hashes, tokens: a.tokens, home });
+        model.add(a.id, {
+          workerId: a.workerId,
+          rank: a.rank,
+          hashes: a.hashes,
+          tokens: a.tokens,
+          home,
+          sentAt,
+        });
       else this.unexpected("batch add", result.status, result.error);
     });
   }

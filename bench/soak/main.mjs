@@ -8,13 +8,16 @@
  * Flat heap: the isolate's used heap after a full collection (see `heap.mjs`), read once the workers
  * are registered and before the first load request (start), then every SOAK_HEAP_EVERY requests
  * (default 5,000), and once more after replication has settled (end). The live requests grow to
- * SOAK_LIVE_TARGET per tracker and stay there; the first reading with 90% of them live is the steady
- * state. The check holds when end ≤ steady × 1.1 + 1 MB and the least-squares slope from steady on is
- * at most SOAK_HEAP_SLOPE_KB (default 100) KB per 10,000 requests (see `heapCheck`). Workerd's RSS
- * is printed beside each reading as context only: locally it grows by several KB per request
- * whatever the Worker does, and it is not what the 128 MB production limit counts. Requests never
- * expire during the run (REQUEST_EXPIRY_SECONDS=86400), so the model is exact. SOAK_MAX_SECONDS
- * (default 540) stops the load early on a machine too slow to send all the requests in time, and
+ * at most SOAK_LIVE_TARGET per tracker, and each is ended once it is a quarter of the expiry age old
+ * (SOAK_EXPIRY_SECONDS, default 120), so the tracker expires none of them and the model stays exact.
+ * What replication keeps per request id for merging (`core/replica/replica-records.ts` frees and
+ * marks: one expiry age past each change; `core/replica/departure-log.ts` timelines: two) fills for
+ * two expiry ages and is bounded from then on: the first reading after that is the steady state.
+ * The check holds when end ≤ steady × 1.1 + 1 MB and the least-squares slope from steady on is at
+ * most SOAK_HEAP_SLOPE_KB (default 100) KB per 10,000 requests (see `heapCheck`). Workerd's RSS is
+ * printed beside each reading as context only: locally it grows by several KB per request whatever
+ * the Worker does, and it is not what the 128 MB production limit counts. SOAK_MAX_SECONDS (default
+ * 1,800) stops the load early on a machine too slow to send all the requests in time, and
  * SOAK_HEAP_SNAPSHOTS=dir writes heap snapshots at steady state and at the end.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -28,7 +31,10 @@ import { show, TrackerModel } from "./model.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const REQUESTS = Number(process.env.SOAK_REQUESTS ?? 100_000);
-const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 540);
+const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 1_800);
+const EXPIRY_SECONDS = Number(process.env.SOAK_EXPIRY_SECONDS ?? 120);
+/** Merge records fill for two expiry ages (see the header): readings from then on are steady. */
+const STEADY_AFTER_SECONDS = 2 * EXPIRY_SECONDS;
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 16);
 const LIVE_TARGET = Number(process.env.SOAK_LIVE_TARGET ?? 800);
 const HEAP_EVERY = Number(process.env.SOAK_HEAP_EVERY ?? 5_000);
@@ -100,7 +106,10 @@ const mb = (bytes) => (bytes / 2 ** 20).toFixed(1);
 
 async function main() {
   console.log(`soak: ${REQUESTS} requests (at most ${MAX_SECONDS} s), ${CONCURRENCY} clients, seed ${seed}`);
-  const dev = await startDev(root, { REPLICAS: REPLICAS.join(","), REQUEST_EXPIRY_SECONDS: "86400" });
+  const dev = await startDev(root, {
+    REPLICAS: REPLICAS.join(","),
+    REQUEST_EXPIRY_SECONDS: String(EXPIRY_SECONDS),
+  });
   console.log(`wrangler dev on ${dev.url}, state in ${dev.persist}`);
   try {
     await run(dev);
@@ -122,6 +131,7 @@ async function run(dev) {
     trackers: TRACKERS,
     churnTracker,
     liveTarget: LIVE_TARGET,
+    maxAgeMs: (EXPIRY_SECONDS * 1000) / 4,
     random,
   });
   for (const t of TRACKERS) {
@@ -174,7 +184,7 @@ async function measure(dev, load, heap) {
       live: live(),
     };
     readings.push(reading);
-    const steady = reading.live >= 0.9 * LIVE_TARGET * TRACKERS.length;
+    const steady = reading.t >= STEADY_AFTER_SECONDS;
     if (SNAPSHOTS && ((steady && !snapshotted) || ops === sent)) {
       snapshotted = true;
       await heap.snapshot(join(SNAPSHOTS, `${ops}.heapsnapshot`), poke);
@@ -246,19 +256,17 @@ async function measure(dev, load, heap) {
 }
 
 /**
- * The heap's verdict. Steady is the first reading with 90% of the live requests in place: from then
- * on the live set is bounded, so further growth is something kept per request. The bounds: 10% +
- * 1 MB over steady absorbs the live set's own wobble (which requests are live, how many prompt
- * blocks they share, the outbox between flushes) while 100 bytes kept per request, 10 MB over the
- * run, still fails; the slope bound, 100 KB per 10,000 requests (10 bytes a request), would take
- * more than ten million requests to cost an isolate 100 of its 128 MB. What replication keeps per
- * request id for merging (`core/departure-log.ts` timelines, `core/replica-records.ts` frees and
- * marks) is bounded by the expiry age, not by a count; with the soak's 86,400 s expiry nothing of it
- * ages out during the run, so it counts here as growth.
- * @param {{ ops: number, heap: number, rss: number, live: number }[]} readings during the load
+ * The heap's verdict. Steady is the first reading once the load has run two expiry ages: the live
+ * set is bounded by then (by SOAK_LIVE_TARGET and by the age at which requests are ended), and so
+ * are the merge records replication keeps per request id, so further growth is something kept per
+ * request. The bounds: 10% + 1 MB over steady absorbs the live set's own wobble (which requests are
+ * live, how many prompt blocks they share, the outbox between flushes) while 100 bytes kept per
+ * request, 10 MB over the run, still fails; the slope bound, 100 KB per 10,000 requests (10 bytes a
+ * request), would take more than ten million requests to cost an isolate 100 of its 128 MB.
+ * @param {{ ops: number, t: number, heap: number, rss: number, live: number }[]} readings during the load
  */
 function heapCheck(readings, start, end) {
-  const index = readings.findIndex((r) => r.live >= 0.9 * LIVE_TARGET * TRACKERS.length);
+  const index = readings.findIndex((r) => r.t >= STEADY_AFTER_SECONDS);
   const steady = index < 0 ? undefined : readings[index];
   const after = index < 0 ? [] : [...readings.slice(index), end];
   const slope = trend(after, "ops", "heap") * 10_000;
@@ -275,7 +283,11 @@ function heapCheck(readings, start, end) {
     rssMaxMB: +mb(Math.max(...rss, end.rss)),
   };
   if (!steady || after.length < 4) {
-    return { ok: false, figures, detail: `never steady: ${after.length} readings from 90% live on` };
+    return {
+      ok: false,
+      figures,
+      detail: `never steady: ${after.length} readings after ${STEADY_AFTER_SECONDS} s`,
+    };
   }
   const ok = end.heap <= steady.heap * 1.1 + 2 ** 20 && slope <= HEAP_SLOPE_KB * 1024;
   const detail =
