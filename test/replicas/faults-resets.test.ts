@@ -91,7 +91,7 @@ describe("faults", () => {
     // A restart reads back exactly the book that was in memory.
     await abortAllDurableObjects();
     expect(await converged((r) => liveBook(r, model))).toEqual(book);
-  }, 120_000);
+  });
 
   it("keeps a change whose answer was lost to a reset right after its write exactly once", async () => {
     const model = unique();
@@ -137,7 +137,7 @@ describe("faults", () => {
       tracked("freed", { add: "acked", free: "acked" }),
     ]);
     expect(book.map((r) => r.id)).toEqual(["synced", "unsynced"]);
-  }, 60_000);
+  });
 
   it("keeps state and pending replication through a reset of every object at once", async () => {
     const model = unique();
@@ -180,7 +180,7 @@ describe("faults", () => {
     }
     await abortAllDurableObjects();
     await expectAgreement(model, tracked);
-  }, 60_000);
+  });
 
   it("ships a /batch's events, stored as one outbox row, from SQLite after a reset", async () => {
     const model = unique();
@@ -205,7 +205,7 @@ describe("faults", () => {
     await abortAllDurableObjects();
     const books = await converged(async (r) => (await liveBook(r, model)).map((row) => row.id));
     expect(books.length).toBe(30);
-  }, 60_000);
+  });
 
   it("restores the prefill timelines kept by /batch calls and single calls alike after a reset", async () => {
     const model = unique();
@@ -250,7 +250,7 @@ describe("faults", () => {
     expect(before[0]!.length).toBe(7);
     await abortAllDurableObjects();
     expect(await Promise.all(REPLICAS.map(timelines))).toEqual(before);
-  }, 60_000);
+  });
 });
 
 /**

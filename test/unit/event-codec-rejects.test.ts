@@ -168,7 +168,7 @@ describe("event decoder rejects what it cannot accept", () => {
       ),
       { numRuns: 3000 },
     );
-  }, 30_000);
+  });
 });
 
 describe("event encoder refuses values the wire cannot carry exactly", () => {

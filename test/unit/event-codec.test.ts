@@ -176,7 +176,7 @@ describe("event codec round trips", () => {
       }),
       { numRuns: 120 },
     );
-  }, 30_000);
+  });
 
   it("keeps every encoded event's bytes intact while later events fill slab after slab", () => {
     // ~3.6 MB of encodings (9 bytes a hash), more than any slab an earlier test left: each must
