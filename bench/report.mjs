@@ -3,7 +3,8 @@
  * same run. A target whose part did not run is reported as not measured, never as met.
  */
 
-const fmt = (x, digits = 0) =>
+/** A figure with `digits` decimals and thousands separators; `—` for a figure that is absent. */
+export const fmt = (x, digits = 0) =>
   x === null || x === undefined || Number.isNaN(x)
     ? "—"
     : x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -21,7 +22,7 @@ function table(title, header, rows) {
   ].join("\n");
 }
 
-const at = (core, live) => core.sizes.find((s) => s.live === live);
+export const at = (core, live) => core.sizes.find((s) => s.live === live);
 const scenario = (http, prefix) => http.scenarios.find((s) => s.scenario.startsWith(prefix));
 
 /** The service's requests/s in a scenario over the platform floor's in the same one (null: none). */
@@ -37,7 +38,7 @@ function overFloor(http, prefix) {
  * measures the baseline beside its subject on the same trace, and the ratio is of the two ratios to
  * it: (ours ÷ baseline) ÷ (floor ÷ baseline).
  */
-function coreOverFloor(core, coreFloor, live) {
+export function coreOverFloor(core, coreFloor, live) {
   const s = at(core, live);
   const f = coreFloor?.sizes.find((x) => x.live === live);
   if (!s || !f) return null;
