@@ -10,15 +10,23 @@
 import type { RoutingState } from "../core/routing/route-request";
 import { routingStatsOf } from "../core/routing/route-request";
 import type { Tracker } from "../core/tracker";
-import type { TrackerMetrics } from "./metrics-types";
-import type { OpCounters } from "./metrics-counters";
-import type { PeerSync } from "../replication/peer-sync";
+import type { OpCounters, ReplicationCounters } from "./metrics-counters";
+import type { PeerStatus, TrackerMetrics } from "./metrics-types";
+
+/**
+ * What the report reads of replication, declared here so that metrics, below replication, imports
+ * nothing of it (`replication/peer-sync.ts` is the one implementation).
+ */
+export interface ReplicationSource {
+  readonly counters: ReplicationCounters;
+  status(now: number): PeerStatus[];
+}
 
 export interface MetricsSources {
   tracker: Tracker;
   routing: RoutingState;
   /** Absent with one replica. */
-  sync: PeerSync | null;
+  sync: ReplicationSource | null;
   ops: OpCounters;
   /** When the object instance started counting, epoch ms. */
   startedAt: number;
