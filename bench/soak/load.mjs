@@ -87,8 +87,18 @@ export class Load {
     return this.random() < 0.5 ? hashes : hashes.map((h) => (h >= 2n ** 63n ? h - U64 : h));
   }
 
-  async run(shouldStop) {
+  /**
+   * Client loops until `shouldStop()`, together offering `rate` requests/s (0: as fast as answered).
+   * A memory check needs a constant offered load: the state replication keeps per request id scales
+   * with the request rate, so a rate that drifts with the machine's other work moves the heap too.
+   */
+  async run(shouldStop, rate = 0) {
+    this.paced ??= { started: Date.now(), issued: 0 };
     while (!shouldStop()) {
+      if (rate > 0) {
+        const due = this.paced.started + (this.paced.issued++ * 1000) / rate;
+        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+      }
       const roll = this.random();
       if (roll < 0.01) await this.churn();
       else if (roll < 0.08) await this.read();

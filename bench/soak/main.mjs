@@ -1,6 +1,7 @@
 /**
  * `npm run soak`: `wrangler dev` with three replicas (east, west, apac) and a fresh state directory,
- * SOAK_REQUESTS (default 100,000) mixed requests from SOAK_CONCURRENCY client loops (default 16), then,
+ * SOAK_REQUESTS (default 100,000) mixed requests from SOAK_CONCURRENCY client loops (default 16),
+ * paced at SOAK_RATE operations/s (default 60, which a loaded 2-core machine sustains), then,
  * once replication is quiet, checks that every replica's /workers and /loads equal an independent
  * model of the acknowledged operations and each other, that no answer was a 5xx, and that the Worker
  * isolate's JS heap stayed flat. Prints `N passed, M failed` last and exits non-zero on a failure.
@@ -34,6 +35,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const REQUESTS = Number(process.env.SOAK_REQUESTS ?? 100_000);
 const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 1_800);
 const EXPIRY_SECONDS = Number(process.env.SOAK_EXPIRY_SECONDS ?? 120);
+/** Offered load, client operations/s (0: as fast as answered); see `Load.run`. */
+const RATE = Number(process.env.SOAK_RATE ?? 60);
 /** Merge records fill for two expiry ages (see the header): readings from then on are steady. */
 const STEADY_AFTER_SECONDS = 2 * EXPIRY_SECONDS;
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 16);
@@ -104,7 +107,9 @@ function check(name, ok, detail = "") {
 }
 
 async function main() {
-  console.log(`soak: ${REQUESTS} requests (at most ${MAX_SECONDS} s), ${CONCURRENCY} clients, seed ${seed}`);
+  console.log(
+    `soak: ${REQUESTS} requests at ${RATE || "unpaced"}/s (at most ${MAX_SECONDS} s), ${CONCURRENCY} clients, seed ${seed}`,
+  );
   const dev = await startDev(root, {
     REPLICAS: REPLICAS.join(","),
     REQUEST_EXPIRY_SECONDS: String(EXPIRY_SECONDS),
@@ -209,7 +214,7 @@ async function measure(dev, load, heap) {
   const deadline = started + MAX_SECONDS * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, () =>
-      load.run(() => load.stats.ops >= REQUESTS || Date.now() >= deadline),
+      load.run(() => load.stats.ops >= REQUESTS || Date.now() >= deadline, RATE),
     ),
   );
   loading = false;
