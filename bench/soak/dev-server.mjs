@@ -88,7 +88,7 @@ export async function startDev(root, vars) {
     persist,
     "--show-interactive-dev-session=false",
     "--log-level",
-    "warn",
+    process.env.SOAK_LOG_LEVEL ?? "warn",
     ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
   ];
   const child = spawn(process.execPath, args, {

@@ -43,7 +43,8 @@ export class Load {
 
   unexpected(what, status, text) {
     this.stats.unexpected++;
-    if (this.samples.length < 10) this.samples.push(`${what} → ${status} ${String(text).slice(0, 200)}`);
+    if (this.samples.length < 10)
+      this.samples.push(`${new Date().toISOString()} ${what} → ${status} ${String(text).slice(0, 200)}`);
   }
 
   /** One request; MessagePack or JSON body, MessagePack answer when `binary`. */
@@ -65,7 +66,8 @@ export class Load {
       return { status: res.status, value };
     } catch (error) {
       this.note(kind, 0);
-      return { status: 0, value: String(error) };
+      // undici's "fetch failed" says nothing; its cause (e.g. "other side closed") names the fault.
+      return { status: 0, value: error?.cause ? `${error} (${error.cause})` : String(error) };
     }
   }
 
