@@ -117,6 +117,11 @@ async function main() {
     REQUEST_EXPIRY_SECONDS: String(EXPIRY_SECONDS),
   });
   console.log(`wrangler dev on ${dev.url}, state in ${dev.persist}`);
+  // wrangler dev runs in a process group of its own (so stop() ends workerd too): an interrupted
+  // soak must end it as well, or it keeps serving after the soak is gone.
+  for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.once(signal, () => void dev.stop().finally(() => process.exit(130)));
+  }
   try {
     await run(dev);
   } finally {
