@@ -43,3 +43,11 @@ export const DEFAULT_REQUEST_EXPIRY_SECONDS = 300;
 export const MAX_SESSION_ID_BYTES = 256;
 /** Session affinity bindings in one tracker; past it, the least recently routed session is unbound. */
 export const MAX_SESSION_BINDINGS = 50_000;
+/** Bytes of one text field of a worker catalog record (an endpoint URL, a taint, a domain). */
+export const MAX_CATALOG_TEXT_BYTES = 2_048;
+/**
+ * Bytes of all text in one catalog record (names, endpoints, map keys and values, taints), checked
+ * after a PATCH merges too: at {@link MAX_WORKERS} records a tracker's catalog stays under 64 MB,
+ * and a worker with 64 ranks and a URL per rank in both rank maps still fits.
+ */
+export const MAX_CATALOG_RECORD_BYTES = 16_384;
