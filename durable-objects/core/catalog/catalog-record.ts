@@ -3,8 +3,8 @@
  * record and its inputs (this file), the texts (`catalog-messages.ts`), DP ranges (`dp-ranks.ts`),
  * what makes a record schedulable and how it reconciles with its partition (`schedulable.ts`),
  * building and patching a record (`build-record.ts`), the transitions of an upsert or a delete
- * (`lifecycle.ts`), listings and `/ready` (`catalog-listing.ts`), and where the catalog meets the
- * slot-tracker API's `/register` (`slot-tracker-meeting.ts`).
+ * (`lifecycle.ts`), listings and `/ready` (`catalog-listing.ts`), where the catalog meets the
+ * slot-tracker API's `/register` (`slot-tracker-meeting.ts`), and UTF-8 lengths and order (`utf8.ts`).
  *
  * One record per worker id, service-wide; it lives in the tracker of its partition (model, routing
  * group). Fields mirror Dynamo's `WorkerCatalogRecord` in its declaration order; an absent optional
