@@ -18,7 +18,7 @@ import type {
 } from "./catalog-record";
 import { DEFAULT_PARTITION_NAME } from "./catalog-record";
 import { notSchedulableReasons, reconcile } from "./schedulable";
-import { compareUtf8, utf8Bytes } from "./utf8";
+import { compareUtf8, utf8Bytes } from "../order";
 
 export interface BuildContext {
   readonly config: CatalogConfig;

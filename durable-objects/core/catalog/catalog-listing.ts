@@ -7,7 +7,7 @@ import type { Failure } from "../../types";
 import { fail } from "../messages";
 import { catalogText } from "./catalog-messages";
 import type { CatalogRecord } from "./catalog-record";
-import { compareBigint, compareUtf8 } from "./utf8";
+import { compareBigint, compareUtf8 } from "../order";
 
 export function compareRecords(a: CatalogRecord, b: CatalogRecord): number {
   return (
