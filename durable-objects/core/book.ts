@@ -1,9 +1,10 @@
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, WorkerInfo } from "../types";
-import type { EventKey } from "./replica/clock";
 import { ExpiryList } from "./expiry-list";
 import { LiveRequest } from "./live-request";
+import { compareBigint } from "./order";
 import { PromptTrie } from "./prompt-index/prompt-trie";
 import { RankSlot, type WorkerEntry } from "./rank-slot";
+import type { EventKey } from "./replica/clock";
 
 /** What a request needs to be booked, whoever accepted it: the fields of an `/add`. */
 export type Booking = AddInput;
@@ -211,8 +212,4 @@ export class Book {
     this.nextRankId = 0;
     this.blockSizeValue = undefined;
   }
-}
-
-function compareBigint(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

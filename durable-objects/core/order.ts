@@ -1,8 +1,7 @@
 /**
  * UTF-8 facts about strings, as Dynamo's Rust `String` has them: byte length, and byte order (JS `<`
  * compares UTF-16 units, which puts astral characters before U+E000..U+FFFF although their UTF-8
- * bytes sort after). The Worker has the same order in `src/http/order.ts`; the core imports nothing
- * from the Worker, so it keeps its own.
+ * bytes sort after). The core's and the Worker's listings (`src/http/order.ts`) all sort with these.
  */
 
 const ENCODER = new TextEncoder();

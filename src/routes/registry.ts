@@ -1,16 +1,17 @@
 /** Worker registry: `POST /register`, `POST /unregister`, `GET /workers`. */
 import { Hono } from "hono";
+import { compareBigint } from "../../durable-objects/core/order";
 import { cardFromWire, cardToWire } from "../../durable-objects/core/routing/advertisement";
 import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
 import { rowsOf } from "../http/listing";
-import { compareBigint, compareTracker } from "../http/order";
+import { compareTracker } from "../http/order";
 import { replicaOf } from "../http/replica";
-import { listingQuery, registerBody, unregisterBody } from "../schema/requests";
-import { send, sendOk } from "../wire/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
+import { listingQuery, registerBody, unregisterBody } from "../schema/requests";
 import { validBody, validQuery } from "../schema/validate";
+import { send, sendOk } from "../wire/respond";
 
 export const registry = new Hono<AppEnv>()
   .post("/register", validBody(registerBody), async (c) => {

@@ -12,7 +12,7 @@ import type {
   KvTransferEnforcement,
   WorkerLifecycle,
 } from "../../../durable-objects/core/catalog/catalog-record";
-import { compareUtf8 } from "../../http/order";
+import { compareUtf8 } from "../../../durable-objects/core/order";
 
 /** Keys are ranks or labels; a type alias (not an interface), so it is a `JsonOutput`. */
 type WireMap = { readonly [key: string]: string };
