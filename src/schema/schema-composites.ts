@@ -62,8 +62,15 @@ export function hashes(options: { maxItems: number }): Schema<BigUint64Array> {
 
 export type Shape = { readonly [field: string]: Schema<unknown> };
 export type ObjectOf<S extends Shape> = { [K in keyof S]: Infer<S[K]> };
-/** An object schema keeps its fields, so a typed client can derive what it may send. */
-export type ObjectSchema<S extends Shape> = Schema<ObjectOf<S>> & { readonly shape: S };
+/** Alternative field names, each mapped to the field of the shape it stands for. */
+export type Aliases<S extends Shape> = { readonly [alias: string]: keyof S & string };
+/**
+ * An object schema keeps its fields and their aliases, so a typed client can derive what it may
+ * send (either name of an aliased field). A schema built elsewhere may have no aliases at all.
+ */
+export type ObjectSchema<S extends Shape, A extends Aliases<S> = Record<never, never>> = Schema<
+  ObjectOf<S>
+> & { readonly shape: S; readonly aliases?: A };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null) return false;
@@ -76,10 +83,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * alternative field name to its canonical one (`routing_group` → `tenant_id`): either may be sent,
  * both only when they agree.
  */
-export function object<S extends Shape>(
+export function object<S extends Shape, const A extends Aliases<S> = Record<never, never>>(
   shape: S,
-  options: { aliases?: { readonly [alias: string]: keyof S & string } } = {},
-): ObjectSchema<S> {
+  options: { aliases?: A } = {},
+): ObjectSchema<S, A> {
   const fields = Object.keys(shape);
   const aliasOf = new Map<string, string>(Object.entries(options.aliases ?? {}).map(([a, f]) => [f, a]));
   const properties: Record<string, JsonSchema> = {};
@@ -121,7 +128,7 @@ export function object<S extends Shape>(
     },
     { type: "object", properties, required },
   );
-  return { ...described, shape };
+  return { ...described, shape, aliases: (options.aliases ?? {}) as A };
 }
 
 type TaggedOf<K extends string, V extends { readonly [tag: string]: Schema<object> }> = {

@@ -24,12 +24,15 @@ type OmittableKeys<S extends Shape> = {
   [K in keyof S]: S[K] extends { optional: true } ? K : never;
 }[keyof S];
 
-/** The body a client may send for schema `S`: fields with a default or marked optional may be left out. */
+/**
+ * The body a client may send for schema `S`: fields with a default or marked optional may be left out,
+ * and an alias may stand for its field (only optional fields have aliases: `routing_group`).
+ */
 export type WireInput<S> =
-  S extends ObjectSchema<infer F>
+  S extends ObjectSchema<infer F, infer A>
     ? { [K in Exclude<keyof F, OmittableKeys<F>>]: WireInput<F[K]> } & {
         [K in OmittableKeys<F>]?: WireInput<F[K]>;
-      }
+      } & { [K in keyof A]?: A[K] extends keyof F ? WireInput<F[A[K]]> : never }
     : WireValue<Exclude<Infer<S>, undefined>>;
 
 /** A query string for schema `S`: the same fields, as text. */
