@@ -10,8 +10,9 @@ import {
   MAX_REQUEST_ID_BYTES,
   MAX_SESSION_ID_BYTES,
 } from "../../durable-objects/limits";
+import { namingPartition } from "./partition";
 import { optional, withDefault } from "./schema";
-import { array, hashes, object, tagged } from "./schema-composites";
+import { array, hashes, object, type Shape, tagged } from "./schema-composites";
 import { enumOf, float, string, u32, u64, uint } from "./schema-scalars";
 
 const name = string({ minBytes: 1, maxBytes: MAX_NAME_BYTES });
@@ -19,9 +20,17 @@ const requestId = string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES });
 const sequenceHashes = hashes({ maxItems: MAX_HASHES_PER_CALL });
 const newIslTokens = withDefault(uint(), 0);
 
-/** Dynamo later renamed `tenant_id` to `routing_group`; both spellings are accepted. */
-const TENANT_ALIAS = { aliases: { routing_group: "tenant_id" } } as const;
 const tracker = { model_name: name, tenant_id: withDefault(name, "default") };
+/** Dynamo later renamed `tenant_id` to `routing_group` (`partition.ts`); both spellings are accepted. */
+const TENANT_ALIAS = { aliases: { routing_group: "tenant_id" } } as const;
+
+/**
+ * A body or query about one tracker: either name of the partition (both only when they agree), and
+ * which one the request used, so that its error texts name the partition as it did.
+ */
+function trackerObject<S extends Shape & typeof tracker>(shape: S) {
+  return namingPartition(object(shape, TENANT_ALIAS));
+}
 
 /**
  * A worker's routing advertisement. A card that cannot be read is refused here, naming the field,
@@ -34,20 +43,17 @@ export const routerCard = object({
   session_affinity_ttl_secs: optional(u32()),
 });
 
-export const registerBody = object(
-  {
-    worker_id: u64(),
-    ...tracker,
-    block_size: u32(),
-    dp_start: u32(),
-    dp_size: u32(),
-    worker_type: optional(enumOf(["decode", "prefill"])),
-    router_config: optional(routerCard),
-  },
-  TENANT_ALIAS,
-);
+export const registerBody = trackerObject({
+  worker_id: u64(),
+  ...tracker,
+  block_size: u32(),
+  dp_start: u32(),
+  dp_size: u32(),
+  worker_type: optional(enumOf(["decode", "prefill"])),
+  router_config: optional(routerCard),
+});
 
-export const unregisterBody = object({ worker_id: u64(), ...tracker }, TENANT_ALIAS);
+export const unregisterBody = trackerObject({ worker_id: u64(), ...tracker });
 
 /** `/add`'s own fields (also an `add` op of `/batch`). */
 export const addFields = {
@@ -60,53 +66,50 @@ export const addFields = {
   expected_prefill_duration_ms: optional(float({ min: 0 })),
 };
 
-export const addBody = object({ ...tracker, ...addFields }, TENANT_ALIAS);
+export const addBody = trackerObject({ ...tracker, ...addFields });
 
 /** `/prefill_complete` and `/free`. */
-export const requestIdBody = object({ ...tracker, request_id: requestId }, TENANT_ALIAS);
+export const requestIdBody = trackerObject({ ...tracker, request_id: requestId });
 
 /** `POST /batch`: lifecycle ops, each with its route's fields but the tracker's, applied in order. */
-export const batchBody = object(
-  {
-    ...tracker,
-    ops: array(
-      tagged("op", {
-        add: object(addFields),
-        prefill_complete: object({ request_id: requestId }),
-        free: object({ request_id: requestId }),
-      }),
-      { maxItems: MAX_BATCH_OPS },
-    ),
-  },
-  TENANT_ALIAS,
-);
+export const batchBody = trackerObject({
+  ...tracker,
+  ops: array(
+    tagged("op", {
+      add: object(addFields),
+      prefill_complete: object({ request_id: requestId }),
+      free: object({ request_id: requestId }),
+    }),
+    { maxItems: MAX_BATCH_OPS },
+  ),
+});
 
-export const potentialLoadsBody = object(
-  { ...tracker, sequence_hashes: sequenceHashes, new_isl_tokens: newIslTokens },
-  TENANT_ALIAS,
-);
+export const potentialLoadsBody = trackerObject({
+  ...tracker,
+  sequence_hashes: sequenceHashes,
+  new_isl_tokens: newIslTokens,
+});
 
 /** `GET /workers` and `GET /loads`: each filter optional. */
-export const listingQuery = object({ model_name: optional(name), tenant_id: optional(name) }, TENANT_ALIAS);
+export const listingQuery = namingPartition(
+  object({ model_name: optional(name), tenant_id: optional(name) }, TENANT_ALIAS),
+);
 
 /** Routes about one tracker read from the query string (`GET /replica_sync/peers`). */
-export const trackerQuery = object(tracker, TENANT_ALIAS);
+export const trackerQuery = trackerObject(tracker);
 
 /** `POST /route`. The id leaves room for the prefill booking's suffix, which must still fit `/free`. */
-export const routeBody = object(
-  {
-    ...tracker,
-    request_id: string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES - PREFILL_BOOKING_SUFFIX.length }),
-    sequence_hashes: sequenceHashes,
-    new_isl_tokens: newIslTokens,
-    expected_output_tokens: optional(u32()),
-    session_id: optional(string({ minBytes: 1, maxBytes: MAX_SESSION_ID_BYTES })),
-    router_config_override: optional(
-      object({
-        overlap_score_weight: optional(float({ min: 0 })),
-        router_temperature: optional(float({ min: 0 })),
-      }),
-    ),
-  },
-  TENANT_ALIAS,
-);
+export const routeBody = trackerObject({
+  ...tracker,
+  request_id: string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES - PREFILL_BOOKING_SUFFIX.length }),
+  sequence_hashes: sequenceHashes,
+  new_isl_tokens: newIslTokens,
+  expected_output_tokens: optional(u32()),
+  session_id: optional(string({ minBytes: 1, maxBytes: MAX_SESSION_ID_BYTES })),
+  router_config_override: optional(
+    object({
+      overlap_score_weight: optional(float({ min: 0 })),
+      router_temperature: optional(float({ min: 0 })),
+    }),
+  ),
+});

@@ -11,12 +11,14 @@
  * path, and a body accepted here decodes to exactly what the general path gives it (a property test
  * holds the two equal, and holds that nothing the general path refuses is accepted here).
  */
+
+import { MAX_BATCH_OPS, MAX_HASHES_PER_CALL } from "../../durable-objects/limits";
 import { CodecError } from "../../durable-objects/replication/codec-error";
 import { MsgpackReader } from "../../durable-objects/replication/msgpack-reader";
-import { MAX_BATCH_OPS, MAX_HASHES_PER_CALL } from "../../durable-objects/limits";
-import type { FastMsgpack } from "./body";
+import type { PartitionField } from "../schema/partition";
 import { addBody, addFields, type batchBody, type requestIdBody } from "../schema/requests";
 import { type Infer, SchemaError } from "../schema/schema";
+import type { FastMsgpack } from "./body";
 
 type BatchBody = Infer<typeof batchBody>;
 type WireOp = BatchBody["ops"][number];
@@ -47,6 +49,8 @@ class Fields {
   seen = 0;
   model = "";
   tenant: string | undefined;
+  /** The name the tenant's value came under (`PartitionNaming`); a nil value names nothing. */
+  tenantField: PartitionField | undefined;
   tag = "";
   requestId = "";
   workerId = 0n;
@@ -60,7 +64,7 @@ class Fields {
   /** Reads a map whose keys must be among `allowed`, each present in `required`. */
   read(r: MsgpackReader, allowed: number, required: number): this {
     this.seen = 0;
-    this.tenant = this.isl = this.output = this.duration = undefined;
+    this.tenant = this.tenantField = this.isl = this.output = this.duration = undefined;
     for (let n = r.mapHeader("map"); n > 0; n--) this.field(r, r.key("key"), allowed);
     if ((this.seen & required) !== required) throw DECLINE;
     return this;
@@ -85,8 +89,10 @@ class Fields {
     else if (bit === DURATION) this.duration = nonNegative(r.f64(key));
     else if (bit === MODEL) this.model = modelName.parse(plainString(r), key);
     // Either spelling of the tenant, once: both (agreeing or not) are the general path's to judge.
-    else if (bit === TENANT) this.tenant = tenantId.parse(plainString(r), key);
-    else this.ops = readOps(r);
+    else if (bit === TENANT) {
+      this.tenant = tenantId.parse(plainString(r), key);
+      this.tenantField = key as PartitionField;
+    } else this.ops = readOps(r);
   }
 
   tenantOrDefault(): string {
@@ -128,19 +134,24 @@ function fast<T>(read: (r: MsgpackReader, f: Fields) => T): FastMsgpack<T> {
 /** `POST /batch`. */
 export const fastBatchBody = fast<BatchBody>((r, f) => {
   f.read(r, TRACKER | OPS, MODEL | OPS);
-  return { model_name: f.model, tenant_id: f.tenantOrDefault(), ops: f.ops! };
+  return { model_name: f.model, tenant_id: f.tenantOrDefault(), ops: f.ops!, partitionField: f.tenantField };
 });
 
 /** `POST /add`. */
 export const fastAddBody = fast<Infer<typeof addBody>>((r, f) => {
   f.read(r, TRACKER | REQUEST_ID | ADD_ONLY, MODEL | REQUEST_ID | WORKER_ID | DP_RANK | HASHES);
-  return { model_name: f.model, tenant_id: f.tenantOrDefault(), ...addOf(f) };
+  return { model_name: f.model, tenant_id: f.tenantOrDefault(), ...addOf(f), partitionField: f.tenantField };
 });
 
 /** `POST /prefill_complete` and `POST /free`. */
 export const fastRequestIdBody = fast<Infer<typeof requestIdBody>>((r, f) => {
   f.read(r, TRACKER | REQUEST_ID, MODEL | REQUEST_ID);
-  return { model_name: f.model, tenant_id: f.tenantOrDefault(), request_id: f.requestId };
+  return {
+    model_name: f.model,
+    tenant_id: f.tenantOrDefault(),
+    request_id: f.requestId,
+    partitionField: f.tenantField,
+  };
 });
 
 /** A second reader of op maps: the body's own `Fields` is still being filled while ops are read. */
