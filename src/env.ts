@@ -1,5 +1,6 @@
 import type { DirectoryRpc, TrackerRpc } from "../durable-objects/rpc";
 import type { Grant } from "./auth/api-tokens";
+import type { PartitionField } from "./schema/partition";
 
 /**
  * The Worker's bindings (wrangler.toml). The namespaces are typed by the RPC contract rather than by
@@ -14,6 +15,12 @@ export interface Env {
   REQUEST_EXPIRY_SECONDS: string;
   /** Comma-separated replica names; default `"primary"`. */
   REPLICAS: string;
+  /**
+   * The partition's name in `/workers` and `/loads` rows, and in the error texts of requests that
+   * named it neither way: `"tenant_id"` (default; Dynamo's first generation) or `"routing_group"`
+   * (its second). Any other value means the default (`http/partition.ts`).
+   */
+  PARTITION_FIELD?: string;
   /** "1" lets `/route` take the `x-slot-tracker-seed` header (tests only; never set in production). */
   ALLOW_TEST_SEED?: string;
   /**
@@ -26,7 +33,7 @@ export interface Env {
 /**
  * What a request learns about itself on the way through, kept on the Hono context: who is calling
  * (set by `authenticate` before any route) and which tracker it named (set once the route parsed
- * it), for the tenant checks and the access log.
+ * it), for the tenant checks, the error texts and the access log.
  */
 export interface RequestVars {
   /** The caller's grant: its token's, or every tenant when the API runs open. */
@@ -34,6 +41,8 @@ export interface RequestVars {
   model?: string;
   tenant?: string;
   replica?: string;
+  /** The name the request gave its tracker's partition, when it gave exactly one (its error texts use it). */
+  partitionField?: PartitionField;
 }
 
 export type AppEnv = { Bindings: Env; Variables: RequestVars };

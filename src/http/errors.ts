@@ -5,12 +5,13 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { STATUS_OF_CODE } from "../../durable-objects/status";
-import type { Failure, Result } from "../../durable-objects/types";
+import type { ErrorCode, Failure, Result } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
+import { SchemaError, type SchemaErrorKind } from "../schema/schema";
 import { JsonSyntaxError } from "../wire/json";
 import { send } from "../wire/respond";
+import { renamePartition, textPartitionField } from "./partition";
 import { isRetryable } from "./retry";
-import { SchemaError, type SchemaErrorKind } from "../schema/schema";
 
 /** The status of every tracker error code; one table, shared with `/batch`'s per-op results. */
 export { STATUS_OF_CODE };
@@ -27,6 +28,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
+    /** The tracker's code, when the text is the object's (its partition is renamed on the way out). */
+    readonly code?: ErrorCode,
   ) {
     super(message);
   }
@@ -35,7 +38,18 @@ export class HttpError extends Error {
 export function httpErrorOf(failure: Pick<Failure, "code" | "message">): HttpError {
   // A code added by a newer object version (mid-deploy) is still the client's problem, not ours.
   const status: ContentfulStatusCode = STATUS_OF_CODE[failure.code] ?? 400;
-  return new HttpError(status, failure.message);
+  return new HttpError(status, failure.message, failure.code);
+}
+
+/**
+ * The client's text of `err`. A tracker's text names the partition as the request did: the tracker
+ * is the one the request named (`trackerFor` noted it), the only tracker a failing route talks to.
+ */
+function textOf(err: HttpError, c: Context<AppEnv>): string {
+  const model = c.get("model");
+  const tenant = c.get("tenant");
+  if (err.code === undefined || model === undefined || tenant === undefined) return err.message;
+  return renamePartition(err.message, err.code, { model, tenant }, textPartitionField(c));
 }
 
 /**
@@ -54,7 +68,7 @@ function isOverloaded(err: unknown): boolean {
 }
 
 export function onError(err: unknown, c: Context<AppEnv>): Response {
-  if (err instanceof HttpError) return send(c, { error: err.message }, err.status);
+  if (err instanceof HttpError) return send(c, { error: textOf(err, c) }, err.status);
   if (err instanceof SchemaError) return send(c, { error: err.message }, STATUS_OF_SCHEMA_ERROR[err.kind]);
   if (err instanceof JsonSyntaxError) return send(c, { error: err.message }, 400);
   const error = err instanceof Error ? err : new Error(String(err));

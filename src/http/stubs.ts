@@ -7,11 +7,12 @@ import type { Context } from "hono";
 import { directoryName, trackerName } from "../../durable-objects/naming";
 import type { DirectoryRpc, TrackerRpc } from "../../durable-objects/rpc";
 import type { TrackerKey } from "../../durable-objects/types";
-import type { AppEnv, Env } from "../env";
 import { authorize } from "../auth/auth";
+import type { AppEnv, Env } from "../env";
+import type { PartitionNaming } from "../schema/partition";
 import { locationHintOf, replicaOf } from "./replica";
-import { IDEMPOTENT_DIRECTORY_METHODS, IDEMPOTENT_TRACKER_METHODS, retryingStub } from "./retry";
 import { noteTarget } from "./request-vars";
+import { IDEMPOTENT_DIRECTORY_METHODS, IDEMPOTENT_TRACKER_METHODS, retryingStub } from "./retry";
 
 export type TrackerStub = DurableObjectStub<TrackerRpc & Rpc.DurableObjectBranded>;
 export type DirectoryStub = DurableObjectStub<DirectoryRpc & Rpc.DurableObjectBranded>;
@@ -32,14 +33,16 @@ export function directoryStub(env: Env, replica: string): DirectoryStub {
 
 /**
  * The tracker a body or query names, in the replica serving this request. Every route about one
- * tracker comes through here, so this is where its tenant is checked against the caller's token.
+ * tracker comes through here, so this is where its tenant is checked against the caller's token,
+ * and where the request's name for the partition is noted for its error texts (`partition.ts`).
  */
 export function trackerFor(
   c: Context<AppEnv>,
-  target: { model_name: string; tenant_id: string },
+  target: { model_name: string; tenant_id: string } & Partial<PartitionNaming>,
 ): TrackerStub {
   authorize(c, target.tenant_id);
   const key = { replica: replicaOf(c), model: target.model_name, tenant: target.tenant_id };
   noteTarget(c, key);
+  if (target.partitionField !== undefined) c.set("partitionField", target.partitionField);
   return trackerStub(c.env, key);
 }
