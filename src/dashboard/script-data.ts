@@ -77,6 +77,8 @@ export const SCRIPT_DATA = String.raw`
   }
 
   function keyOf(model, tenant) { return model + "\u0000" + tenant; }
+  /** A listing row's tenant: PARTITION_FIELD names it tenant_id or routing_group. */
+  function tenantOf(row) { return row.tenant_id !== undefined ? row.tenant_id : row.routing_group; }
 
   /** Trackers from the two listings: metadata from /workers, one row per rank from /loads. */
   function build(workers, loads) {
@@ -88,12 +90,12 @@ export const SCRIPT_DATA = String.raw`
       return t;
     }
     workers.forEach(function (w) {
-      var t = tracker(w.model_name, w.tenant_id);
+      var t = tracker(w.model_name, tenantOf(w));
       t.blockSize = w.block_size;
       t.workers.set(String(w.worker_id), w);
     });
     loads.forEach(function (l) {
-      var t = tracker(l.model_name, l.tenant_id);
+      var t = tracker(l.model_name, tenantOf(l));
       var w = t.workers.get(String(l.worker_id));
       t.ranks.push({ id: String(l.worker_id) + "/" + l.dp_rank, worker: String(l.worker_id), rank: l.dp_rank,
         decode: l.active_decode_blocks, prefill: l.active_prefill_tokens, type: w && w.worker_type, requests: null });

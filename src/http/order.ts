@@ -3,6 +3,7 @@
  * (`durable-objects/core/order.ts`).
  */
 import { compareBigint, compareUtf8 } from "../../durable-objects/core/order";
+import type { TrackerKey } from "../../durable-objects/types";
 
 export interface RankRow {
   worker_id: bigint;
@@ -13,11 +14,7 @@ export function compareRank(a: RankRow, b: RankRow): number {
   return compareBigint(a.worker_id, b.worker_id) || a.dp_rank - b.dp_rank;
 }
 
-export interface TrackerRow {
-  model_name: string;
-  tenant_id: string;
-}
-
-export function compareTracker(a: TrackerRow, b: TrackerRow): number {
-  return compareUtf8(a.model_name, b.model_name) || compareUtf8(a.tenant_id, b.tenant_id);
+/** Trackers by (model, tenant): the order of listing rows, whatever name a row gives the partition. */
+export function compareTracker(a: TrackerKey, b: TrackerKey): number {
+  return compareUtf8(a.model, b.model) || compareUtf8(a.tenant, b.tenant);
 }

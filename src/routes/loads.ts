@@ -4,28 +4,32 @@ import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
 import { rowsOf } from "../http/listing";
 import { compareRank, compareTracker } from "../http/order";
+import { configuredPartitionField, partitionEntry } from "../http/partition";
 import { replicaOf } from "../http/replica";
-import { listingQuery, potentialLoadsBody } from "../schema/requests";
-import { send } from "../wire/respond";
 import { trackerFor, trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
+import { listingQuery, potentialLoadsBody } from "../schema/requests";
 import { validBody, validQuery } from "../schema/validate";
+import { send } from "../wire/respond";
 
 export const loads = new Hono<AppEnv>()
+  // Sorted by (model, tenant, worker_id, dp_rank): trackers in order, each tracker's ranks in order.
   .get("/loads", validQuery(listingQuery), async (c) => {
     const filter = c.req.valid("query");
-    const keys = await visibleTrackers(c, filter, replicaOf(c));
+    const field = configuredPartitionField(c.env);
+    const keys = (await visibleTrackers(c, filter, replicaOf(c))).sort(compareTracker);
     const rows = await rowsOf(keys, async (key) =>
-      (await trackerStub(c.env, key).listLoads()).map((load) => ({
-        model_name: key.model,
-        tenant_id: key.tenant,
-        worker_id: load.workerId,
-        dp_rank: load.dpRank,
-        active_prefill_tokens: load.activePrefillTokens,
-        active_decode_blocks: load.activeDecodeBlocks,
-      })),
+      (await trackerStub(c.env, key).listLoads())
+        .map((load) => ({
+          model_name: key.model,
+          ...partitionEntry(field, key.tenant),
+          worker_id: load.workerId,
+          dp_rank: load.dpRank,
+          active_prefill_tokens: load.activePrefillTokens,
+          active_decode_blocks: load.activeDecodeBlocks,
+        }))
+        .sort(compareRank),
     );
-    rows.sort((a, b) => compareTracker(a, b) || compareRank(a, b));
     return send(c, rows, 200);
   })
   .post("/potential_loads", validBody(potentialLoadsBody), async (c) => {

@@ -6,6 +6,7 @@ import type { AppEnv } from "../env";
 import { unwrap } from "../http/errors";
 import { rowsOf } from "../http/listing";
 import { compareTracker } from "../http/order";
+import { configuredPartitionField, partitionEntry } from "../http/partition";
 import { replicaOf } from "../http/replica";
 import { trackerFor, trackerStub } from "../http/stubs";
 import { visibleTrackers } from "../http/visible-trackers";
@@ -33,21 +34,24 @@ export const registry = new Hono<AppEnv>()
     unwrap(await trackerFor(c, body).unregister(body.worker_id));
     return sendOk(c, 200);
   })
+  // Sorted by (model, tenant, worker_id): trackers in order, each tracker's workers in order.
   .get("/workers", validQuery(listingQuery), async (c) => {
     const filter = c.req.valid("query");
-    const keys = await visibleTrackers(c, filter, replicaOf(c));
+    const field = configuredPartitionField(c.env);
+    const keys = (await visibleTrackers(c, filter, replicaOf(c))).sort(compareTracker);
     const rows = await rowsOf(keys, async (key) =>
-      (await trackerStub(c.env, key).listWorkers()).map((worker) => ({
-        worker_id: worker.workerId,
-        model_name: key.model,
-        tenant_id: key.tenant,
-        block_size: worker.blockSize,
-        dp_start: worker.dpStart,
-        dp_size: worker.dpSize,
-        worker_type: worker.workerType,
-        router_config: worker.routerConfig && cardToWire(worker.routerConfig),
-      })),
+      (await trackerStub(c.env, key).listWorkers())
+        .sort((a, b) => compareBigint(a.workerId, b.workerId))
+        .map((worker) => ({
+          worker_id: worker.workerId,
+          model_name: key.model,
+          ...partitionEntry(field, key.tenant),
+          block_size: worker.blockSize,
+          dp_start: worker.dpStart,
+          dp_size: worker.dpSize,
+          worker_type: worker.workerType,
+          router_config: worker.routerConfig && cardToWire(worker.routerConfig),
+        })),
     );
-    rows.sort((a, b) => compareTracker(a, b) || compareBigint(a.worker_id, b.worker_id));
     return send(c, rows, 200);
   });

@@ -4,7 +4,7 @@
  * routes, not parsed.
  */
 import { MAX_BATCH_OPS } from "../../durable-objects/limits";
-import { describe, optional } from "./schema";
+import { describe, type JsonSchema, node, optional, type Schema } from "./schema";
 import { array, object } from "./schema-composites";
 import { enumOf, float, string, u32, u64, uint } from "./schema-scalars";
 
@@ -25,28 +25,67 @@ const routerCardAnswer = object({
   session_affinity_ttl_secs: optional(u32()),
 });
 
+/**
+ * A listing row whose `tenant_id` is named as `PARTITION_FIELD` says: the row has `tenant_id` or, in
+ * its place, `routing_group`, never both (SPEC §3.1).
+ */
+function keyedByPartition(row: Schema<unknown>): Schema<unknown> {
+  const { properties, required, ...rest } = row.toJsonSchema() as {
+    properties: Record<string, JsonSchema>;
+    required: string[];
+  };
+  const keyed: Record<string, JsonSchema> = {};
+  for (const [field, schema] of Object.entries(properties)) {
+    if (field !== "tenant_id") {
+      keyed[field] = schema;
+      continue;
+    }
+    keyed.tenant_id = {
+      ...schema,
+      description: "The tracker's tenant (routing group); absent where `PARTITION_FIELD` is `routing_group`.",
+    };
+    keyed.routing_group = {
+      ...schema,
+      description:
+        "In place of `tenant_id` where `PARTITION_FIELD` is `routing_group` (Dynamo's later name).",
+    };
+  }
+  return node(row.parse, {
+    ...rest,
+    properties: keyed,
+    required: required.filter((field) => field !== "tenant_id"),
+    oneOf: [{ required: ["tenant_id"] }, { required: ["routing_group"] }],
+  });
+}
+
 export const workersAnswer = array(
-  object({
-    worker_id: u64(),
-    model_name: name,
-    tenant_id: name,
-    block_size: u32(),
-    dp_start: u32(),
-    dp_size: u32(),
-    worker_type: optional(enumOf(["decode", "prefill"])),
-    router_config: optional(routerCardAnswer),
-  }),
+  keyedByPartition(
+    object({
+      worker_id: u64(),
+      model_name: name,
+      tenant_id: name,
+      block_size: u32(),
+      dp_start: u32(),
+      dp_size: u32(),
+      worker_type: optional(enumOf(["decode", "prefill"])),
+      router_config: optional(routerCardAnswer),
+    }),
+  ),
 );
 
 export const loadsAnswer = array(
-  object({
-    model_name: name,
-    tenant_id: name,
-    worker_id: u64(),
-    dp_rank: u32(),
-    active_prefill_tokens: count("Prompt tokens of live requests whose prefill has not completed (decayed)."),
-    active_decode_blocks: count("Distinct KV blocks over the prompts of the rank's live requests."),
-  }),
+  keyedByPartition(
+    object({
+      model_name: name,
+      tenant_id: name,
+      worker_id: u64(),
+      dp_rank: u32(),
+      active_prefill_tokens: count(
+        "Prompt tokens of live requests whose prefill has not completed (decayed).",
+      ),
+      active_decode_blocks: count("Distinct KV blocks over the prompts of the rank's live requests."),
+    }),
+  ),
 );
 
 export const potentialLoadsAnswer = array(
