@@ -5,8 +5,6 @@
  * route missing here, so a new route cannot ship undocumented.
  */
 import { MAX_BATCH_OPS, MAX_HASHES_PER_CALL } from "../../durable-objects/limits";
-import { type Operation, ok, REPLICA_HEADER } from "./api-operation";
-import { SERVICE_OPERATIONS } from "./api-service-operations";
 import {
   addBody,
   batchBody,
@@ -26,6 +24,8 @@ import {
   routeAnswer,
   workersAnswer,
 } from "../schema/responses";
+import { type Operation, ok, REPLICA_HEADER } from "./api-operation";
+import { SERVICE_OPERATIONS } from "./api-service-operations";
 
 /** The tracker routes: Dynamo's, then `/batch`, `/route` and replication status. */
 const TRACKER_OPERATIONS: readonly Operation[] = [
@@ -75,7 +75,7 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
     tag: "Registry",
     summary: "List registered workers",
     description:
-      "Every worker the caller's token may see, sorted by (model, tenant, worker_id). Each filter is optional.",
+      "Every worker the caller's token may see, sorted by (model, tenant, worker_id). Each filter is optional; the tenant filter may be given as `tenant_id` or `routing_group`. Rows name the partition as `PARTITION_FIELD` says.",
     access: "tenant",
     query: listingQuery,
     headers: REPLICA_HEADER,
@@ -178,7 +178,7 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
     tag: "Loads",
     summary: "Current load of every rank",
     description:
-      "One row per registered rank (idle ranks too), sorted by (model, tenant, worker_id, dp_rank). Each filter is optional.",
+      "One row per registered rank (idle ranks too), sorted by (model, tenant, worker_id, dp_rank). Each filter is optional; the tenant filter may be given as `tenant_id` or `routing_group`. Rows name the partition as `PARTITION_FIELD` says.",
     access: "tenant",
     query: listingQuery,
     headers: REPLICA_HEADER,

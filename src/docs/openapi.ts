@@ -8,11 +8,11 @@
  * bounds (written as exact JSON integers by `stringifyJson`) and gain `format: uint64 / int64`.
  */
 
-import { type Answer, AUTH_ERRORS, BODY_ERRORS, type Operation, QUERY_ERRORS } from "./api-operation";
-import { OPERATIONS } from "./api-operations";
-import type { JsonOutput } from "../wire/json-write";
 import { errorAnswer } from "../schema/responses";
 import type { JsonSchema } from "../schema/schema";
+import type { JsonOutput } from "../wire/json-write";
+import { type Answer, AUTH_ERRORS, BODY_ERRORS, type Operation, QUERY_ERRORS } from "./api-operation";
+import { OPERATIONS } from "./api-operations";
 
 type Doc = { [key: string]: JsonOutput | undefined };
 
@@ -189,7 +189,7 @@ export function openApiDocument(operations: readonly Operation[] = OPERATIONS): 
       version: API_VERSION,
       summary: "A Dynamo-compatible, replicated slot tracker for KV-cache-aware LLM routing.",
       description:
-        'Same paths, bodies, status codes and error texts as NVIDIA Dynamo\'s standalone slot tracker, plus `/route`, `/batch` and operations routes. Bodies are JSON or MessagePack; answers are MessagePack when `Accept` names it. Worker ids and prompt hashes are 64-bit and exact: JSON carries them as integer literals of any size, so a client must parse ids above 2^53 with a big-integer-aware parser (or use MessagePack). Every error is `{"error": "<text>"}`.',
+        'Same paths, bodies, status codes and error texts as NVIDIA Dynamo\'s standalone slot tracker, plus `/route`, `/batch` and operations routes. Bodies are JSON or MessagePack; answers are MessagePack when `Accept` names it. Worker ids and prompt hashes are 64-bit and exact: JSON carries them as integer literals of any size, so a client must parse ids above 2^53 with a big-integer-aware parser (or use MessagePack). Every error is `{"error": "<text>"}`. The tracker\'s partition is `tenant_id` or, under Dynamo\'s later name, `routing_group`: a request may use either (both only when they agree; differing is a 400). `/workers` and `/loads` rows name it as the var `PARTITION_FIELD` says (`tenant_id` by default), one key, never both. An error text that names it says `tenant={t}` when the request named it `tenant_id` and `routing_group={g}` when it named it `routing_group`; a request that named neither (or both) gets the `PARTITION_FIELD` wording.',
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
     servers: [{ url: "/", description: "This Worker" }],
