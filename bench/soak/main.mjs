@@ -248,6 +248,19 @@ async function measure(dev, load, heap) {
 
   for (const t of [...TRACKERS, churnTracker]) await compare(load, t.model, REPLICAS, check);
 
+  if (RATE > 0) {
+    // The heap check's premise: replication keeps per request id what scales with the request rate,
+    // so readings compare only at one offered rate. A machine too busy to hold it voids the check.
+    const rates = readings
+      .slice(1, -1)
+      .map((r, i) => (r.ops - readings[i].ops) / Math.max(r.t - readings[i].t, 1e-3));
+    const held = rates.every((rate) => Math.abs(rate - RATE) <= RATE * 0.1);
+    check(
+      `paced rate held (every reading window within 10% of ${RATE}/s, so heap readings compare)`,
+      held,
+      `windows ${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}/s`,
+    );
+  }
   const memory = heapCheck(readings.slice(0, -1), start, end, {
     steadyAfterSeconds: STEADY_AFTER_SECONDS,
     slopeKB: HEAP_SLOPE_KB,
