@@ -17,6 +17,8 @@
  *   same at every replica for the same bookings, whatever their order, until a worker or rank is
  *   removed (removal frees room that entries evicted earlier do not come back to fill).
  */
+
+import { NONE } from "./arrays";
 import { BlockTable } from "./block-table";
 import type { CacheIndex, CacheIndexStats, PromptBlocks, RankOverlap, RouterEvent } from "./cache-index";
 import { DeadlineGroups } from "./deadline-groups";
@@ -24,7 +26,6 @@ import { EntryStore } from "./entry-store";
 import { evictionOrder } from "./eviction-order";
 import { randomSeed } from "./id-table";
 import { dumpEvents } from "./index-dump";
-import { NONE } from "./links";
 import { compareRanks, RankTable } from "./rank-table";
 
 /** Dynamo's `router_ttl_secs` default (`DYN_ROUTER_TTL_SECS`), in ms. */
@@ -60,7 +61,7 @@ export class ApproximateIndex implements CacheIndex {
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
     this.maxEntries = options.maxEntries;
     const seed = options.seed ?? randomSeed();
-    const initial = Math.max(16, Math.min(options.initialEntries ?? 1024, options.maxEntries));
+    const initial = Math.max(16, Math.min(options.initialEntries ?? 1024, this.maxEntries));
     this.blocks = new BlockTable(seed, initial);
     this.entries = new EntryStore(this.blocks, this.ranks, this.groups, seed ^ 0x5bd1e995, initial);
   }
@@ -76,9 +77,10 @@ export class ApproximateIndex implements CacheIndex {
     const g = groups.intern(deadline);
     for (let i = 0; i < n; i++) {
       const b = blocks.intern(seq, local, i);
-      const e = entries.find(b, r);
+      // A block created just now has no entries to find.
+      const e = blocks.created ? NONE : entries.find(b, r);
       if (e === NONE) entries.add(b, r, g);
-      else if (groups.deadline[entries.group[e]!]! < deadline) entries.moveTo(e, g);
+      else if (groups.deadline[entries.group(e)]! < deadline) entries.moveTo(e, g);
     }
     // Every block was already held until later: the new group stayed empty.
     if (groups.count[g] === 0) groups.release(g);
@@ -96,15 +98,14 @@ export class ApproximateIndex implements CacheIndex {
       this.started = new Int32Array(ranks.capacity);
     }
     const { run, started } = this;
-    const next = entries.byBlock.next;
     let count = 0;
     for (let i = 0; i < n; i++) {
       const b = blocks.find(seq, local, i);
       if (b === NONE) break;
       let advanced = false;
-      for (let e = blocks.head[b]!; e !== NONE; e = next[e]!) {
-        if (!(groups.deadline[entries.group[e]!]! > now)) continue;
-        const r = entries.rank[e]!;
+      for (let e = blocks.head(b); e !== NONE; e = entries.nextOfBlock(e)) {
+        if (!(groups.deadline[entries.group(e)]! > now)) continue;
+        const r = entries.rank(e);
         // A rank continues only if it held every block before this one.
         if (run[r] !== i) continue;
         run[r] = i + 1;
@@ -173,11 +174,11 @@ export class ApproximateIndex implements CacheIndex {
       *ranks() {
         for (const r of ranks.sorted()) {
           const held: number[] = [];
-          for (let e = ranks.head[r]!; e !== NONE; e = entries.byRank.next[e]!) held.push(entries.block[e]!);
+          for (let e = ranks.head[r]!; e !== NONE; e = entries.nextOfRank(e)) held.push(entries.block(e));
           yield { workerId: ranks.workerOf[r]!, dpRank: ranks.dpRankOf[r]!, blocks: held };
         }
       },
-      position: (b: number) => blocks.position[b]!,
+      position: (b: number) => blocks.position(b),
       sequenceHash: (b: number) => blocks.sequenceHash(b),
       localHash: (b: number) => blocks.localHash(b),
       parentHash: (b: number) => blocks.parentHash(b),
@@ -226,7 +227,7 @@ function lengthOf(prompt: PromptBlocks): number {
   return Math.min(prompt.localHashes.length, prompt.sequenceHashes.length);
 }
 
-/** The u32 words of u64 hashes, low word first (every platform Workers and Node run on is little-endian). */
-function wordsOf(hashes: BigUint64Array): Uint32Array {
-  return new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length * 2);
+/** The 32-bit words of u64 hashes, low word first (every platform Workers and Node run on is little-endian). */
+function wordsOf(hashes: BigUint64Array): Int32Array {
+  return new Int32Array(hashes.buffer, hashes.byteOffset, hashes.length * 2);
 }

@@ -1,28 +1,34 @@
 /**
  * The distinct blocks some rank holds, each keyed by (sequence hash, local hash, parent sequence hash,
- * position) and stored as u32 words in typed arrays: 32 bytes a block plus its hash slot, no object
- * or bigint per block. The parent of position 0 is stored as 0 (the position tells it has none).
- * Each block heads the list of its holders (`head`, through the entries' `byBlock` links); a block
- * lives while some rank holds it. Free ids are chained through `position`.
+ * position). A block is one record of 8 int32 words (32 bytes, two to a cache line) holding its key
+ * and the head of its holders' list, so the lookup that finds it and the overlap walk that starts
+ * from it read one line: at a million blocks the records are far out of cache and every extra line
+ * is a memory access. No object or bigint per block; the parent of position 0 is stored as 0 (the
+ * position tells it has none). A block lives while some rank holds it; free ids are chained through
+ * the head word.
+ *
+ * Hashes are handled as int32 word pairs (low word first), as `Int32Array` views of the prompt's
+ * `BigUint64Array`s give them: the bits are what is compared, the sign of a word means nothing.
  */
-import { finish, IdTable, mix } from "./id-table";
-import { grown, NONE, nextCapacity } from "./links";
+import { grown, NONE, nextCapacity } from "./arrays";
+import { EMPTY, finish, IdTable, mix } from "./id-table";
 
-/** Word offsets of a block's key in `words`: its sequence, local and parent hashes, low word first. */
+/** Words of a block record: sequence, local and parent hashes (low word first), position, head. */
 const SEQ = 0;
 const LOCAL = 2;
 const PARENT = 4;
-/** u32 words per block in `words`. */
-export const BLOCK_WORDS = 6;
+const POSITION = 6;
+/** The first holder entry (through the entries' block links), or -1; a free id's next free id. */
+export const HEAD = 7;
+export const BLOCK_WORDS = 8;
 
 export class BlockTable {
-  /** Per block: seq lo, seq hi, local lo, local hi, parent lo, parent hi. */
-  words: Uint32Array;
-  position: Uint32Array;
-  /** First holder entry of each block, or -1 for a free id. */
-  head: Int32Array;
+  /** Block `b`'s record is `words[8b .. 8b + 8)`. */
+  words: Int32Array;
   capacity: number;
   size = 0;
+  /** Whether the last `intern` created its block (then no rank holds it yet). */
+  created = false;
   private table: IdTable;
   private used = 0;
   private freeHead = NONE;
@@ -32,33 +38,38 @@ export class BlockTable {
     initialCapacity = 1024,
   ) {
     this.capacity = initialCapacity;
-    this.words = new Uint32Array(initialCapacity * BLOCK_WORDS);
-    this.position = new Uint32Array(initialCapacity);
-    this.head = new Int32Array(initialCapacity).fill(NONE);
-    this.table = new IdTable((b) => this.hashAt(b), initialCapacity);
+    this.words = new Int32Array(initialCapacity * BLOCK_WORDS);
+    this.table = new IdTable(initialCapacity);
   }
 
   /**
-   * The block of position `pos` of a prompt whose hashes are given as u32 word pairs (`seq[2i]` low,
-   * `seq[2i + 1]` high), or -1; its parent is the prompt's previous sequence hash.
+   * The block of position `pos` of a prompt given as word pairs (`seq[2i]` low, `seq[2i + 1]` high),
+   * or -1; its parent is the prompt's previous sequence hash.
    */
-  find(seq: Uint32Array, local: Uint32Array, pos: number): number {
+  find(seq: Int32Array, local: Int32Array, pos: number): number {
     const table = this.table;
-    for (let s = table.home(this.hashOf(seq, local, pos)); ; s = table.next(s)) {
-      const b = table.at(s);
-      if (b === NONE || this.matches(b, seq, local, pos)) return b;
+    const hash = this.hashOfPrompt(seq, local, pos);
+    for (let s = table.home(hash); ; s = table.next(s)) {
+      const b = table.candidate(s, hash);
+      if (b === EMPTY) return NONE;
+      if (b >= 0 && this.matches(b, seq, local, pos)) return b;
     }
   }
 
-  /** The block of position `pos` (as `find`), created with no holders if absent. */
-  intern(seq: Uint32Array, local: Uint32Array, pos: number): number {
+  /** The block of position `pos` (as `find`), created with no holders if absent (see `created`). */
+  intern(seq: Int32Array, local: Int32Array, pos: number): number {
     const table = this.table;
-    let s = table.home(this.hashOf(seq, local, pos));
+    const hash = this.hashOfPrompt(seq, local, pos);
+    let s = table.home(hash);
     for (; ; s = table.next(s)) {
-      const b = table.at(s);
-      if (b === NONE) break;
-      if (this.matches(b, seq, local, pos)) return b;
+      const found = table.candidate(s, hash);
+      if (found === EMPTY) break;
+      if (found >= 0 && this.matches(found, seq, local, pos)) {
+        this.created = false;
+        return found;
+      }
     }
+    this.created = true;
     const b = this.allocate();
     const w = this.words;
     const o = b * BLOCK_WORDS;
@@ -68,68 +79,86 @@ export class BlockTable {
     w[o + LOCAL + 1] = local[2 * pos + 1]!;
     w[o + PARENT] = pos > 0 ? seq[2 * pos - 2]! : 0;
     w[o + PARENT + 1] = pos > 0 ? seq[2 * pos - 1]! : 0;
-    this.position[b] = pos;
-    table.fill(s, b);
+    w[o + POSITION] = pos;
+    w[o + HEAD] = NONE;
+    table.fill(s, b, hash);
     return b;
   }
 
   /** Frees block `b`, which no rank holds any more. */
   release(b: number): void {
-    this.table.delete(b);
-    this.position[b] = this.freeHead === NONE ? 0 : this.freeHead + 1;
+    this.table.delete(b, this.hashOf(b));
+    this.words[b * BLOCK_WORDS + HEAD] = this.freeHead;
     this.freeHead = b;
     this.size--;
   }
 
+  head(b: number): number {
+    return this.words[b * BLOCK_WORDS + HEAD]!;
+  }
+
+  position(b: number): number {
+    return this.words[b * BLOCK_WORDS + POSITION]!;
+  }
+
   sequenceHash(b: number): bigint {
-    return this.wordsAt(b, SEQ);
+    return this.u64At(b, SEQ);
   }
 
   localHash(b: number): bigint {
-    return this.wordsAt(b, LOCAL);
+    return this.u64At(b, LOCAL);
   }
 
   parentHash(b: number): bigint {
-    return this.wordsAt(b, PARENT);
+    return this.u64At(b, PARENT);
+  }
+
+  /** Compares two blocks' (sequence, local, parent) hashes as u64s, in that order. */
+  compareHashes(a: number, b: number): number {
+    const w = this.words;
+    const oa = a * BLOCK_WORDS;
+    const ob = b * BLOCK_WORDS;
+    for (let k = SEQ; k <= PARENT; k += 2) {
+      const hi = (w[oa + k + 1]! >>> 0) - (w[ob + k + 1]! >>> 0);
+      if (hi !== 0) return hi;
+      const lo = (w[oa + k]! >>> 0) - (w[ob + k]! >>> 0);
+      if (lo !== 0) return lo;
+    }
+    return 0;
   }
 
   get bytes(): number {
-    return this.words.byteLength + this.position.byteLength + this.head.byteLength + this.table.bytes;
+    return this.words.byteLength + this.table.bytes;
   }
 
   private allocate(): number {
     let b = this.freeHead;
-    if (b !== NONE) {
-      const after = this.position[b]!;
-      this.freeHead = after === 0 ? NONE : after - 1;
-    } else {
+    if (b !== NONE) this.freeHead = this.words[b * BLOCK_WORDS + HEAD]!;
+    else {
       if (this.used === this.capacity) this.grow(nextCapacity(this.capacity));
       b = this.used++;
     }
-    this.head[b] = NONE;
     this.size++;
     return b;
   }
 
   private grow(capacity: number): void {
     this.words = grown(this.words, capacity * BLOCK_WORDS);
-    this.position = grown(this.position, capacity);
-    this.head = grown(this.head, capacity);
-    this.head.fill(NONE, this.capacity);
     this.capacity = capacity;
   }
 
-  private matches(b: number, seq: Uint32Array, local: Uint32Array, pos: number): boolean {
+  private matches(b: number, seq: Int32Array, local: Int32Array, pos: number): boolean {
     const w = this.words;
     const o = b * BLOCK_WORDS;
-    if (this.position[b] !== pos || w[o + SEQ] !== seq[2 * pos] || w[o + SEQ + 1] !== seq[2 * pos + 1]) {
+    if (w[o + POSITION] !== pos || w[o + SEQ] !== seq[2 * pos] || w[o + SEQ + 1] !== seq[2 * pos + 1]) {
       return false;
     }
     if (w[o + LOCAL] !== local[2 * pos] || w[o + LOCAL + 1] !== local[2 * pos + 1]) return false;
     return pos === 0 || (w[o + PARENT] === seq[2 * pos - 2] && w[o + PARENT + 1] === seq[2 * pos - 1]);
   }
 
-  private hashOf(seq: Uint32Array, local: Uint32Array, pos: number): number {
+  /** Every part of the key is hashed, so that no crafted family of keys shares one probe run. */
+  private hashOfPrompt(seq: Int32Array, local: Int32Array, pos: number): number {
     let h = mix(this.seed, seq[2 * pos]!);
     h = mix(h, seq[2 * pos + 1]!);
     h = mix(h, local[2 * pos]!);
@@ -139,8 +168,8 @@ export class BlockTable {
     return finish(mix(h, pos));
   }
 
-  /** `hashOf` of stored block `b`'s key: every part of the key, so no crafted family shares a probe run. */
-  private hashAt(b: number): number {
+  /** `hashOfPrompt` of stored block `b`'s key, which its table slot was filed under. */
+  private hashOf(b: number): number {
     const w = this.words;
     const o = b * BLOCK_WORDS;
     let h = mix(this.seed, w[o + SEQ]!);
@@ -149,11 +178,11 @@ export class BlockTable {
     h = mix(h, w[o + LOCAL + 1]!);
     h = mix(h, w[o + PARENT]!);
     h = mix(h, w[o + PARENT + 1]!);
-    return finish(mix(h, this.position[b]!));
+    return finish(mix(h, w[o + POSITION]!));
   }
 
-  private wordsAt(b: number, offset: number): bigint {
+  private u64At(b: number, offset: number): bigint {
     const o = b * BLOCK_WORDS + offset;
-    return (BigInt(this.words[o + 1]!) << 32n) | BigInt(this.words[o]!);
+    return (BigInt(this.words[o + 1]! >>> 0) << 32n) | BigInt(this.words[o]! >>> 0);
   }
 }

@@ -7,7 +7,7 @@
  * millisecond of the TTL window when origin times are whole ms), and expiry costs O(log groups) per
  * group plus O(1) per entry.
  */
-import { grown, NONE, nextCapacity } from "./links";
+import { grown, NONE, nextCapacity } from "./arrays";
 
 export class DeadlineGroups {
   deadline: Float64Array;

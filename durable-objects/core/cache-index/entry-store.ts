@@ -1,28 +1,34 @@
 /**
- * The index's entries: one per (block, rank) held, in typed arrays (the block, the rank, the deadline
- * group) and linked into three lists at once: the block's holders (the overlap walk), the rank's
- * entries (worker and rank removal) and the deadline group's entries (expiry and eviction). A hash
- * set over (block, rank) finds an entry again when a booking renews it. 36 bytes an entry plus its
- * hash slot. Removing an entry releases whatever it was the last of: its block, rank or group.
+ * The index's entries: one per (block, rank) held, each a record of 9 int32 words (36 bytes) holding
+ * its block, rank and deadline group and its links in three intrusive doubly linked lists at once:
+ * the block's holders (the overlap walk), the rank's entries (worker and rank removal) and the
+ * group's entries (expiry and eviction). One record per entry means the overlap walk reads one line
+ * per holder, and a rehash one line per moved entry. A hash set over (block, rank) finds an entry
+ * again when a booking renews it. Removing an entry releases whatever it was the last of: its
+ * block, rank or group. Free ids are chained through the block word.
  */
-import type { BlockTable } from "./block-table";
+import { grown, NONE, nextCapacity } from "./arrays";
+import { BLOCK_WORDS, type BlockTable, HEAD } from "./block-table";
 import type { DeadlineGroups } from "./deadline-groups";
-import { finish, IdTable, mix } from "./id-table";
-import { grown, Links, NONE, nextCapacity } from "./links";
+import { EMPTY, finish, IdTable, mix } from "./id-table";
 import type { RankTable } from "./rank-table";
 
+const BLOCK = 0;
+const RANK = 1;
+const GROUP = 2;
+/** Next and previous entry (next + 1) in the block's, rank's and group's list. */
+const BY_BLOCK = 3;
+const BY_RANK = 5;
+const BY_GROUP = 7;
+const ENTRY_WORDS = 9;
+
 export class EntryStore {
-  block: Int32Array;
-  rank: Int32Array;
-  group: Int32Array;
-  readonly byBlock: Links;
-  readonly byRank: Links;
-  readonly byGroup: Links;
+  /** Entry `e`'s record is `words[9e .. 9e + 9)`. */
+  private words: Int32Array;
   capacity: number;
   size = 0;
   private table: IdTable;
   private used = 0;
-  /** Free ids, chained through `block`. */
   private freeHead = NONE;
 
   constructor(
@@ -33,37 +39,61 @@ export class EntryStore {
     initialCapacity = 1024,
   ) {
     this.capacity = initialCapacity;
-    this.block = new Int32Array(initialCapacity);
-    this.rank = new Int32Array(initialCapacity);
-    this.group = new Int32Array(initialCapacity);
-    this.byBlock = new Links(initialCapacity);
-    this.byRank = new Links(initialCapacity);
-    this.byGroup = new Links(initialCapacity);
-    this.table = new IdTable((e) => this.hashOf(this.block[e]!, this.rank[e]!), initialCapacity);
+    this.words = new Int32Array(initialCapacity * ENTRY_WORDS);
+    this.table = new IdTable(initialCapacity);
+  }
+
+  block(e: number): number {
+    return this.words[e * ENTRY_WORDS + BLOCK]!;
+  }
+
+  rank(e: number): number {
+    return this.words[e * ENTRY_WORDS + RANK]!;
+  }
+
+  group(e: number): number {
+    return this.words[e * ENTRY_WORDS + GROUP]!;
+  }
+
+  /** The next holder of `e`'s block, or -1. */
+  nextOfBlock(e: number): number {
+    return this.words[e * ENTRY_WORDS + BY_BLOCK]!;
+  }
+
+  nextOfRank(e: number): number {
+    return this.words[e * ENTRY_WORDS + BY_RANK]!;
+  }
+
+  nextOfGroup(e: number): number {
+    return this.words[e * ENTRY_WORDS + BY_GROUP]!;
   }
 
   /** The entry of block `b` on rank `r`, or -1. */
   find(b: number, r: number): number {
     const table = this.table;
-    for (let s = table.home(this.hashOf(b, r)); ; s = table.next(s)) {
-      const e = table.at(s);
-      if (e === NONE || (this.block[e] === b && this.rank[e] === r)) return e;
+    const hash = this.hashOfKey(b, r);
+    for (let s = table.home(hash); ; s = table.next(s)) {
+      const e = table.candidate(s, hash);
+      if (e === EMPTY) return NONE;
+      if (e >= 0 && this.block(e) === b && this.rank(e) === r) return e;
     }
   }
 
   /** A new entry of block `b` on rank `r` in group `g`; there must be none yet. */
   add(b: number, r: number, g: number): number {
     const table = this.table;
-    let s = table.home(this.hashOf(b, r));
-    while (table.at(s) !== NONE) s = table.next(s);
+    const hash = this.hashOfKey(b, r);
+    let s = table.home(hash);
+    while (table.candidate(s, hash) !== EMPTY) s = table.next(s);
     const e = this.allocate();
-    this.block[e] = b;
-    this.rank[e] = r;
-    this.group[e] = g;
-    table.fill(s, e);
-    this.byBlock.push(this.blocks.head, b, e);
-    this.byRank.push(this.ranks.head, r, e);
-    this.byGroup.push(this.groups.head, g, e);
+    const o = e * ENTRY_WORDS;
+    this.words[o + BLOCK] = b;
+    this.words[o + RANK] = r;
+    this.words[o + GROUP] = g;
+    table.fill(s, e, hash);
+    this.link(BY_BLOCK, this.blocks.words, b * BLOCK_WORDS + HEAD, e);
+    this.link(BY_RANK, this.ranks.head, r, e);
+    this.link(BY_GROUP, this.groups.head, g, e);
     this.ranks.count[r]!++;
     this.groups.count[g]!++;
     return e;
@@ -71,46 +101,58 @@ export class EntryStore {
 
   /** Moves entry `e` to group `g` (a renewal); releases its old group if that empties. */
   moveTo(e: number, g: number): void {
-    const old = this.group[e]!;
     const groups = this.groups;
-    this.byGroup.unlink(groups.head, old, e);
+    const old = this.group(e);
+    this.unlink(BY_GROUP, groups.head, old, e);
     if (--groups.count[old]! === 0) groups.release(old);
-    this.byGroup.push(groups.head, g, e);
+    this.link(BY_GROUP, groups.head, g, e);
     groups.count[g]!++;
-    this.group[e] = g;
+    this.words[e * ENTRY_WORDS + GROUP] = g;
   }
 
   remove(e: number): void {
-    const b = this.block[e]!;
-    const r = this.rank[e]!;
-    const g = this.group[e]!;
-    this.table.delete(e);
-    this.byBlock.unlink(this.blocks.head, b, e);
-    if (this.blocks.head[b] === NONE) this.blocks.release(b);
-    this.byRank.unlink(this.ranks.head, r, e);
+    const b = this.block(e);
+    const r = this.rank(e);
+    const g = this.group(e);
+    this.table.delete(e, this.hashOfKey(b, r));
+    const at = b * BLOCK_WORDS + HEAD;
+    this.unlink(BY_BLOCK, this.blocks.words, at, e);
+    if (this.blocks.words[at] === NONE) this.blocks.release(b);
+    this.unlink(BY_RANK, this.ranks.head, r, e);
     if (--this.ranks.count[r]! === 0) this.ranks.release(r);
-    this.byGroup.unlink(this.groups.head, g, e);
+    this.unlink(BY_GROUP, this.groups.head, g, e);
     if (--this.groups.count[g]! === 0) this.groups.release(g);
-    this.block[e] = this.freeHead;
+    this.words[e * ENTRY_WORDS + BLOCK] = this.freeHead;
     this.freeHead = e;
     this.size--;
   }
 
   get bytes(): number {
-    return (
-      this.block.byteLength +
-      this.rank.byteLength +
-      this.group.byteLength +
-      this.byBlock.bytes +
-      this.byRank.bytes +
-      this.byGroup.bytes +
-      this.table.bytes
-    );
+    return this.words.byteLength + this.table.bytes;
+  }
+
+  /** Puts `e` first in the list whose head is `heads[at]`, through the links at offset `by`. */
+  private link(by: number, heads: Int32Array, at: number, e: number): void {
+    const w = this.words;
+    const first = heads[at]!;
+    w[e * ENTRY_WORDS + by] = first;
+    w[e * ENTRY_WORDS + by + 1] = NONE;
+    if (first !== NONE) w[first * ENTRY_WORDS + by + 1] = e;
+    heads[at] = e;
+  }
+
+  private unlink(by: number, heads: Int32Array, at: number, e: number): void {
+    const w = this.words;
+    const next = w[e * ENTRY_WORDS + by]!;
+    const prev = w[e * ENTRY_WORDS + by + 1]!;
+    if (prev !== NONE) w[prev * ENTRY_WORDS + by] = next;
+    else heads[at] = next;
+    if (next !== NONE) w[next * ENTRY_WORDS + by + 1] = prev;
   }
 
   private allocate(): number {
     let e = this.freeHead;
-    if (e !== NONE) this.freeHead = this.block[e]!;
+    if (e !== NONE) this.freeHead = this.words[e * ENTRY_WORDS + BLOCK]!;
     else {
       if (this.used === this.capacity) this.grow(nextCapacity(this.capacity));
       e = this.used++;
@@ -120,16 +162,11 @@ export class EntryStore {
   }
 
   private grow(capacity: number): void {
-    this.block = grown(this.block, capacity);
-    this.rank = grown(this.rank, capacity);
-    this.group = grown(this.group, capacity);
-    this.byBlock.grow(capacity);
-    this.byRank.grow(capacity);
-    this.byGroup.grow(capacity);
+    this.words = grown(this.words, capacity * ENTRY_WORDS);
     this.capacity = capacity;
   }
 
-  private hashOf(b: number, r: number): number {
+  private hashOfKey(b: number, r: number): number {
     return finish(mix(mix(this.seed, b), r));
   }
 }

@@ -6,12 +6,12 @@
  * "earliest deadline first" it makes the entries kept at the cap the same on every replica, whatever
  * order the bookings arrived in.
  */
-import { BLOCK_WORDS, type BlockTable } from "./block-table";
+import { NONE } from "./arrays";
+import type { BlockTable } from "./block-table";
 import type { EntryStore } from "./entry-store";
-import { NONE } from "./links";
 import { compareRanks, type RankTable } from "./rank-table";
 
-/** The entries of group `head`'s list, in the order the cap drops them. */
+/** The entries of the group list starting at `head`, in the order the cap drops them. */
 export function evictionOrder(
   entries: EntryStore,
   blocks: BlockTable,
@@ -19,26 +19,13 @@ export function evictionOrder(
   head: number,
 ): number[] {
   const list: number[] = [];
-  for (let e = head; e !== NONE; e = entries.byGroup.next[e]!) list.push(e);
+  for (let e = head; e !== NONE; e = entries.nextOfGroup(e)) list.push(e);
   return list.sort((x, y) => {
-    const bx = entries.block[x]!;
-    const by = entries.block[y]!;
-    const depth = blocks.position[by]! - blocks.position[bx]!;
+    const bx = entries.block(x);
+    const by = entries.block(y);
+    const depth = blocks.position(by) - blocks.position(bx);
     if (depth !== 0) return depth;
-    const rank = compareRanks(ranks, entries.rank[x]!, entries.rank[y]!);
-    return rank !== 0 ? rank : compareKeys(blocks.words, bx, by);
+    const rank = compareRanks(ranks, entries.rank(x), entries.rank(y));
+    return rank !== 0 ? rank : blocks.compareHashes(bx, by);
   });
-}
-
-/** Compares two blocks' (sequence, local, parent) hashes as u64s, in that order. */
-function compareKeys(words: Uint32Array, a: number, b: number): number {
-  const oa = a * BLOCK_WORDS;
-  const ob = b * BLOCK_WORDS;
-  for (let k = 0; k < BLOCK_WORDS; k += 2) {
-    const hi = words[oa + k + 1]! - words[ob + k + 1]!;
-    if (hi !== 0) return hi;
-    const lo = words[oa + k]! - words[ob + k]!;
-    if (lo !== 0) return lo;
-  }
-  return 0;
 }

@@ -1,68 +1,83 @@
 /**
  * An open-addressing hash set of small non-negative ids whose keys live elsewhere (in the owner's
- * typed arrays): one Int32Array of `id + 1` (0: empty), linear probing over a power-of-two table.
- * The owner probes it itself (`home`, `next`, `at`) and compares keys in its own arrays, so a lookup
- * allocates nothing. Deletion shifts back the displaced entries (Knuth's algorithm R), so there are
- * no tombstones and churn does not slow lookups; it needs each moved id's hash, from `hashOf`.
+ * records): linear probing over one Int32Array of (`id + 1`, key hash) pairs, 0 marking an empty
+ * slot. The owner probes it itself (`home`, `next`, `candidate`) and compares keys in its own
+ * records, so a lookup allocates nothing, and only a slot whose hash matches sends it to a record.
+ *
+ * The hash in the slot is what keeps the table off the owner's records everywhere else: deletion
+ * shifts back the displaced entries (Knuth's algorithm R, so no tombstones, and churn does not slow
+ * lookups) and growth re-places every entry, and both need each entry's home. Reading it from the
+ * owner's record cost a random memory access per entry of the rest of the probe run: with a slot
+ * of id alone, deletions took two thirds of an index's time at its cap.
+ *
+ * A hash's home is its fraction of 2^32 scaled to the table, so sizes need not be powers of two and
+ * the table grows by half (between 50% and 75% full), as the prompt index's `ValueIndex` does.
  */
 
 /** Grow past this load factor; linear probing stays at a few probes below it. */
 const MAX_LOAD = 0.75;
+const TWO_32 = 2 ** 32;
+/** `candidate` of an empty slot, which ends a probe. */
+export const EMPTY = -1;
+/** `candidate` of a slot holding another key (by its hash): probing goes on. */
+export const OTHER = -2;
 
 export class IdTable {
   private slots: Int32Array;
-  private mask: number;
+  private length: number;
+  /** `length / 2^32`: a hash's home is `hash × scale`, truncated. */
+  private scale: number;
   private limit: number;
   size = 0;
 
-  constructor(
-    private readonly hashOf: (id: number) => number,
-    initialSlots = 1024,
-  ) {
-    let n = 16;
-    while (n < initialSlots) n *= 2;
-    this.slots = new Int32Array(n);
-    this.mask = n - 1;
-    this.limit = Math.floor(n * MAX_LOAD);
+  constructor(initialSlots = 1024) {
+    this.length = Math.max(16, initialSlots);
+    this.slots = new Int32Array(2 * this.length);
+    this.scale = this.length / TWO_32;
+    this.limit = Math.floor(this.length * MAX_LOAD);
   }
 
   /** The slot where probing for a key of hash `hash` (a well-mixed 32-bit value) starts. */
   home(hash: number): number {
-    return hash & this.mask;
+    return ((hash >>> 0) * this.scale) >>> 0;
   }
 
   next(slot: number): number {
-    return (slot + 1) & this.mask;
+    return slot + 1 === this.length ? 0 : slot + 1;
   }
 
-  /** The id in `slot`, or -1 if it is empty (which ends a probe). */
-  at(slot: number): number {
-    return this.slots[slot]! - 1;
+  /** The id in `slot` if its hash is `hash`, else {@link OTHER}, or {@link EMPTY}. */
+  candidate(slot: number, hash: number): number {
+    const v = this.slots[2 * slot]!;
+    if (v === 0) return EMPTY;
+    return this.slots[2 * slot + 1] === hash ? v - 1 : OTHER;
   }
 
   /**
-   * Puts `id` in `slot`, the empty slot where a probe for its key ended. Slots move when the table
-   * grows, so a slot found before this call is stale after it.
+   * Puts `id` (of key hash `hash`) in `slot`, the empty slot where a probe for its key ended. Slots
+   * move when the table grows, so a slot found before this call is stale after it.
    */
-  fill(slot: number, id: number): void {
-    this.slots[slot] = id + 1;
-    if (++this.size > this.limit) this.rehash(this.slots.length * 2);
+  fill(slot: number, id: number, hash: number): void {
+    this.slots[2 * slot] = id + 1;
+    this.slots[2 * slot + 1] = hash;
+    if (++this.size > this.limit) this.rehash(Math.ceil(this.length * 1.5));
   }
 
-  /** Removes `id`, which must be present. */
-  delete(id: number): void {
-    const { slots, mask } = this;
-    let hole = this.home(this.hashOf(id));
-    while (slots[hole] !== id + 1) hole = (hole + 1) & mask;
-    for (let j = (hole + 1) & mask; slots[j] !== 0; j = (j + 1) & mask) {
-      const home = this.home(this.hashOf(slots[j]! - 1));
+  /** Removes `id`, of key hash `hash`, which must be present. */
+  delete(id: number, hash: number): void {
+    const slots = this.slots;
+    let hole = this.home(hash);
+    while (slots[2 * hole] !== id + 1) hole = this.next(hole);
+    for (let j = this.next(hole); slots[2 * j] !== 0; j = this.next(j)) {
+      const home = this.home(slots[2 * j + 1]!);
       // The entry at j may fill the hole unless its home lies cyclically in (hole, j].
       const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
       if (stays) continue;
-      slots[hole] = slots[j]!;
+      slots[2 * hole] = slots[2 * j]!;
+      slots[2 * hole + 1] = slots[2 * j + 1]!;
       hole = j;
     }
-    slots[hole] = 0;
+    slots[2 * hole] = 0;
     this.size--;
   }
 
@@ -72,15 +87,18 @@ export class IdTable {
 
   private rehash(length: number): void {
     const old = this.slots;
-    this.slots = new Int32Array(length);
-    this.mask = length - 1;
+    this.length = length;
+    this.slots = new Int32Array(2 * length);
+    this.scale = length / TWO_32;
     this.limit = Math.floor(length * MAX_LOAD);
-    for (let s = 0; s < old.length; s++) {
-      const v = old[s]!;
-      if (v === 0) continue;
-      let slot = this.home(this.hashOf(v - 1));
-      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-      this.slots[slot] = v;
+    const slots = this.slots;
+    for (let s = 0; s < old.length; s += 2) {
+      if (old[s] === 0) continue;
+      const hash = old[s + 1]!;
+      let slot = this.home(hash);
+      while (slots[2 * slot] !== 0) slot = this.next(slot);
+      slots[2 * slot] = old[s]!;
+      slots[2 * slot + 1] = hash;
     }
   }
 }

@@ -4,7 +4,7 @@
  * reused. Ids are an internal detail: nothing returned depends on them (rows are sorted by worker
  * and rank), so replicas that assigned them in another order still answer alike.
  */
-import { grown, NONE, nextCapacity } from "./links";
+import { grown, NONE, nextCapacity } from "./arrays";
 
 export class RankTable {
   workerOf: bigint[] = [];
