@@ -75,12 +75,18 @@ export class ApproximateIndex implements CacheIndex {
     const { blocks, entries, groups } = this;
     const r = this.ranks.intern(workerId, dpRank);
     const g = groups.intern(deadline);
+    // Each block and entry is looked for first just after the previous one (see `BlockTable`).
+    let b = NONE;
+    let e = NONE;
     for (let i = 0; i < n; i++) {
-      const b = blocks.intern(seq, local, i);
+      b = blocks.intern(seq, local, i, b === NONE ? NONE : b + 1);
       // A block created just now has no entries to find.
-      const e = blocks.created ? NONE : entries.find(b, r);
-      if (e === NONE) entries.add(b, r, g);
-      else if (groups.deadline[entries.group(e)]! < deadline) entries.moveTo(e, g);
+      const found = blocks.created ? NONE : entries.find(b, r, e === NONE ? NONE : e + 1);
+      if (found === NONE) e = entries.add(b, r, g);
+      else {
+        e = found;
+        if (groups.deadline[entries.group(e)]! < deadline) entries.moveTo(e, g);
+      }
     }
     // Every block was already held until later: the new group stayed empty.
     if (groups.count[g] === 0) groups.release(g);
@@ -99,8 +105,9 @@ export class ApproximateIndex implements CacheIndex {
     }
     const { run, started } = this;
     let count = 0;
+    let b = NONE;
     for (let i = 0; i < n; i++) {
-      const b = blocks.find(seq, local, i);
+      b = blocks.find(seq, local, i, b === NONE ? NONE : b + 1);
       if (b === NONE) break;
       let advanced = false;
       for (let e = blocks.head(b); e !== NONE; e = entries.nextOfBlock(e)) {

@@ -4,8 +4,14 @@
  * and the head of its holders' list, so the lookup that finds it and the overlap walk that starts
  * from it read one line: at a million blocks the records are far out of cache and every extra line
  * is a memory access. No object or bigint per block; the parent of position 0 is stored as 0 (the
- * position tells it has none). A block lives while some rank holds it; free ids are chained through
- * the head word.
+ * position tells it has none). A block lives while some rank holds it; a free id has position -1
+ * and chains the free ids through its head word.
+ *
+ * Lookups take a hint: the block a caller expects, checked before the hash table. A recording
+ * creates its blocks with consecutive ids (free ids come back in ascending order too, as a group is
+ * drained from its newest entry), so the block after block `b` in a prompt is usually `b + 1`, in
+ * the same cache line or the next: a walk along a recorded prompt then reads memory in order
+ * instead of twice at random per block.
  *
  * Hashes are handled as int32 word pairs (low word first), as `Int32Array` views of the prompt's
  * `BigUint64Array`s give them: the bits are what is compared, the sign of a word means nothing.
@@ -44,9 +50,10 @@ export class BlockTable {
 
   /**
    * The block of position `pos` of a prompt given as word pairs (`seq[2i]` low, `seq[2i + 1]` high),
-   * or -1; its parent is the prompt's previous sequence hash.
+   * or -1; its parent is the prompt's previous sequence hash. `hint` is a block to try first.
    */
-  find(seq: Int32Array, local: Int32Array, pos: number): number {
+  find(seq: Int32Array, local: Int32Array, pos: number, hint = NONE): number {
+    if (this.hints(hint, seq, local, pos)) return hint;
     const table = this.table;
     const hash = this.hashOfPrompt(seq, local, pos);
     for (let s = table.home(hash); ; s = table.next(s)) {
@@ -57,7 +64,11 @@ export class BlockTable {
   }
 
   /** The block of position `pos` (as `find`), created with no holders if absent (see `created`). */
-  intern(seq: Int32Array, local: Int32Array, pos: number): number {
+  intern(seq: Int32Array, local: Int32Array, pos: number, hint = NONE): number {
+    if (this.hints(hint, seq, local, pos)) {
+      this.created = false;
+      return hint;
+    }
     const table = this.table;
     const hash = this.hashOfPrompt(seq, local, pos);
     let s = table.home(hash);
@@ -88,6 +99,7 @@ export class BlockTable {
   /** Frees block `b`, which no rank holds any more. */
   release(b: number): void {
     this.table.delete(b, this.hashOf(b));
+    this.words[b * BLOCK_WORDS + POSITION] = NONE;
     this.words[b * BLOCK_WORDS + HEAD] = this.freeHead;
     this.freeHead = b;
     this.size--;
@@ -145,6 +157,11 @@ export class BlockTable {
   private grow(capacity: number): void {
     this.words = grown(this.words, capacity * BLOCK_WORDS);
     this.capacity = capacity;
+  }
+
+  /** Whether `hint` is a live block with this key (a free block's position, -1, matches none). */
+  private hints(hint: number, seq: Int32Array, local: Int32Array, pos: number): boolean {
+    return hint >= 0 && hint < this.used && this.matches(hint, seq, local, pos);
   }
 
   private matches(b: number, seq: Int32Array, local: Int32Array, pos: number): boolean {

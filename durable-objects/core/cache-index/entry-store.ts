@@ -5,7 +5,9 @@
  * group's entries (expiry and eviction). One record per entry means the overlap walk reads one line
  * per holder, and a rehash one line per moved entry. A hash set over (block, rank) finds an entry
  * again when a booking renews it. Removing an entry releases whatever it was the last of: its
- * block, rank or group. Free ids are chained through the block word.
+ * block, rank or group. A free id has rank -1 and chains the free ids through its block word. Like
+ * the block table's, `find` takes a hint: a recording's entries have consecutive ids, so the entry
+ * after `e` in a renewed prompt is usually `e + 1`.
  */
 import { grown, NONE, nextCapacity } from "./arrays";
 import { BLOCK_WORDS, type BlockTable, HEAD } from "./block-table";
@@ -68,8 +70,9 @@ export class EntryStore {
     return this.words[e * ENTRY_WORDS + BY_GROUP]!;
   }
 
-  /** The entry of block `b` on rank `r`, or -1. */
-  find(b: number, r: number): number {
+  /** The entry of block `b` on rank `r`, or -1; `hint` is an entry to try first. */
+  find(b: number, r: number, hint = NONE): number {
+    if (hint >= 0 && hint < this.used && this.block(hint) === b && this.rank(hint) === r) return hint;
     const table = this.table;
     const hash = this.hashOfKey(b, r);
     for (let s = table.home(hash); ; s = table.next(s)) {
@@ -122,6 +125,7 @@ export class EntryStore {
     if (--this.ranks.count[r]! === 0) this.ranks.release(r);
     this.unlink(BY_GROUP, this.groups.head, g, e);
     if (--this.groups.count[g]! === 0) this.groups.release(g);
+    this.words[e * ENTRY_WORDS + RANK] = NONE;
     this.words[e * ENTRY_WORDS + BLOCK] = this.freeHead;
     this.freeHead = e;
     this.size--;
