@@ -51,3 +51,13 @@ export const MAX_CATALOG_TEXT_BYTES = 2_048;
  * and a worker with 64 ranks and a URL per rank in both rank maps still fits.
  */
 export const MAX_CATALOG_RECORD_BYTES = 16_384;
+/** Default lifetime of a booking's blocks in the approximate cache index, seconds (Dynamo's `DYN_ROUTER_TTL_SECS`). */
+export const DEFAULT_ROUTER_TTL_SECS = 120;
+/**
+ * (Block, rank) entries one tracker's approximate cache index holds before the earliest-due ones are
+ * evicted. An entry costs 94 bytes at a million entries and up to about 125 bytes just after the
+ * arrays grew (`bench/cache-index/`), so this bounds the index near 25 MB: about 1,500 bookings of
+ * 128 distinct blocks, more where ranks renew shared prefixes. A busy tracker
+ * reaches it before the TTL does; its `evicted` figure says so.
+ */
+export const MAX_CACHE_INDEX_ENTRIES = 200_000;

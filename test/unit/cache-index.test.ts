@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ApproximateIndex, DEFAULT_TTL_MS } from "../../durable-objects/core/cache-index/approximate-index";
+import { ApproximateIndex } from "../../durable-objects/core/cache-index/approximate-index";
 import type { CacheIndex, RankOverlap } from "../../durable-objects/core/cache-index/cache-index";
+import { DEFAULT_ROUTER_TTL_SECS, MAX_CACHE_INDEX_ENTRIES } from "../../durable-objects/limits";
 import { prompt, raw, U32_MAX, U64_MAX } from "./cache-index-model";
 
 const T0 = 1_700_000_000_000;
-const TTL = DEFAULT_TTL_MS;
+const TTL = DEFAULT_ROUTER_TTL_SECS * 1000;
 const W1 = 7n;
 const W2 = 2n ** 53n + 1n;
 
@@ -264,5 +265,19 @@ describe("approximate cache index: dump and figures", () => {
     for (let k = 0; k < 2_000; k++) ix.recordBooking(W1, 0, prompt(BigInt(k) + 1000n), T0);
     expect(ix.stats().memoryBytes).toBeGreaterThan(empty + 2_000 * 64);
     expect(ix.recordBooking(W1, 0, raw([], []), T0)).toBe(0);
+  });
+});
+
+describe("approximate cache index: options", () => {
+  it("refuses a cap or TTL that could not bound or expire anything", () => {
+    const bad = [
+      { maxEntries: 0 },
+      { maxEntries: 1.5 },
+      { maxEntries: 10, ttlMs: 0 },
+      { maxEntries: 10, ttlMs: Number.NaN },
+    ];
+    for (const options of bad) expect(() => new ApproximateIndex(options)).toThrow(RangeError);
+    const defaults = new ApproximateIndex();
+    expect([defaults.ttlMs, defaults.maxEntries]).toEqual([120_000, MAX_CACHE_INDEX_ENTRIES]);
   });
 });

@@ -18,6 +18,7 @@
  *   removed (removal frees room that entries evicted earlier do not come back to fill).
  */
 
+import { DEFAULT_ROUTER_TTL_SECS, MAX_CACHE_INDEX_ENTRIES } from "../../limits";
 import { NONE } from "./arrays";
 import { BlockTable } from "./block-table";
 import type { CacheIndex, CacheIndexStats, PromptBlocks, RankOverlap, RouterEvent } from "./cache-index";
@@ -28,14 +29,11 @@ import { randomSeed } from "./id-table";
 import { dumpEvents } from "./index-dump";
 import { compareRanks, RankTable } from "./rank-table";
 
-/** Dynamo's `router_ttl_secs` default (`DYN_ROUTER_TTL_SECS`), in ms. */
-export const DEFAULT_TTL_MS = 120_000;
-
 export interface ApproximateIndexOptions {
-  /** How long a recorded block stays after its latest recording's origin time, ms (> 0). */
+  /** How long a recorded block stays after its latest recording's origin time, ms (> 0; default 120 s). */
   ttlMs?: number;
-  /** Most (block, rank) entries held at once (≥ 1). */
-  maxEntries: number;
+  /** Most (block, rank) entries held at once (≥ 1; default `MAX_CACHE_INDEX_ENTRIES`). */
+  maxEntries?: number;
   /** Seed of the hash tables; a random one by default. It never changes an answer. */
   seed?: number;
   /** Entries to allocate room for up front (the arrays grow by half as needed). */
@@ -57,9 +55,13 @@ export class ApproximateIndex implements CacheIndex {
   private run = new Int32Array(64);
   private started = new Int32Array(64);
 
-  constructor(options: ApproximateIndexOptions) {
-    this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
-    this.maxEntries = options.maxEntries;
+  constructor(options: ApproximateIndexOptions = {}) {
+    this.ttlMs = options.ttlMs ?? DEFAULT_ROUTER_TTL_SECS * 1000;
+    this.maxEntries = options.maxEntries ?? MAX_CACHE_INDEX_ENTRIES;
+    if (!(this.ttlMs > 0)) throw new RangeError(`ttlMs must be positive, got ${this.ttlMs}`);
+    if (!Number.isSafeInteger(this.maxEntries) || this.maxEntries < 1) {
+      throw new RangeError(`maxEntries must be a positive integer, got ${this.maxEntries}`);
+    }
     const seed = options.seed ?? randomSeed();
     const initial = Math.max(16, Math.min(options.initialEntries ?? 1024, this.maxEntries));
     this.blocks = new BlockTable(seed, initial);
