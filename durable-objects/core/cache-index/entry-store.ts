@@ -3,7 +3,7 @@
  * its block, rank and deadline group and its links in three intrusive doubly linked lists at once:
  * the block's holders (the overlap walk), the rank's entries (worker and rank removal) and the
  * group's entries (expiry and eviction). One record per entry means the overlap walk reads one line
- * per holder, and a rehash one line per moved entry. A hash set over (block, rank) finds an entry
+ * per holder, and unlinking reads one per neighbour. A hash set over (block, rank) finds an entry
  * again when a booking renews it. Removing an entry releases whatever it was the last of: its
  * block, rank or group. A free id has rank -1 and chains the free ids through its block word. Like
  * the block table's, `find` takes a hint: a recording's entries have consecutive ids, so the entry
