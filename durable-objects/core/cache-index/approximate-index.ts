@@ -38,6 +38,12 @@ export interface ApproximateIndexOptions {
   seed?: number;
   /** Entries to allocate room for up front (the arrays grow by half as needed). */
   initialEntries?: number;
+  /**
+   * Whether a block's local hash is part of its key (the default). Off, blocks are keyed by their
+   * sequence hashes alone and carry a local hash for `dump` (`block-table.ts`): how a tracker lets
+   * bookings known only by sequence hashes meet bookings made from tokens.
+   */
+  keyOnLocal?: boolean;
 }
 
 export class ApproximateIndex implements CacheIndex {
@@ -64,7 +70,7 @@ export class ApproximateIndex implements CacheIndex {
     }
     const seed = options.seed ?? randomSeed();
     const initial = Math.max(16, Math.min(options.initialEntries ?? 1024, this.maxEntries));
-    this.blocks = new BlockTable(seed, initial);
+    this.blocks = new BlockTable(seed, initial, options.keyOnLocal ?? true);
     this.entries = new EntryStore(this.blocks, this.ranks, this.groups, seed ^ 0x5bd1e995, initial);
   }
 

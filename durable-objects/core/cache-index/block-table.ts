@@ -15,6 +15,14 @@
  *
  * Hashes are handled as int32 word pairs (low word first), as `Int32Array` views of the prompt's
  * `BigUint64Array`s give them: the bits are what is compared, the sign of a word means nothing.
+ *
+ * Keyed by sequence hash alone (`keyOnLocal` false), a block is (sequence hash, parent, position)
+ * and its local hash is what it carries, not part of its key: bookings known only by their sequence
+ * hashes (the slot-tracker API's) then meet bookings of the same chain made from tokens. Such a
+ * booking passes its sequence hashes as its local ones; a block holds the first local hash recorded
+ * that differs from its sequence hash (a real one), else its sequence hash. Real local hashes of one
+ * (sequence, parent, position) agree whenever the chain is Dynamo's (each sequence hash hashes its
+ * parent with its local hash), so what a block carries does not depend on the order of recordings.
  */
 import { grown, NONE, nextCapacity } from "./arrays";
 import { EMPTY, finish, IdTable, mix } from "./id-table";
@@ -42,6 +50,8 @@ export class BlockTable {
   constructor(
     private readonly seed: number,
     initialCapacity = 1024,
+    /** Whether the local hash is part of a block's key (else the block carries it). */
+    private readonly keyOnLocal = true,
   ) {
     this.capacity = initialCapacity;
     this.words = new Int32Array(initialCapacity * BLOCK_WORDS);
@@ -65,20 +75,14 @@ export class BlockTable {
 
   /** The block of position `pos` (as `find`), created with no holders if absent (see `created`). */
   intern(seq: Int32Array, local: Int32Array, pos: number, hint = NONE): number {
-    if (this.hints(hint, seq, local, pos)) {
-      this.created = false;
-      return hint;
-    }
+    if (this.hints(hint, seq, local, pos)) return this.found(hint, seq, local, pos);
     const table = this.table;
     const hash = this.hashOfPrompt(seq, local, pos);
     let s = table.home(hash);
     for (; ; s = table.next(s)) {
       const found = table.candidate(s, hash);
       if (found === EMPTY) break;
-      if (found >= 0 && this.matches(found, seq, local, pos)) {
-        this.created = false;
-        return found;
-      }
+      if (found >= 0 && this.matches(found, seq, local, pos)) return this.found(found, seq, local, pos);
     }
     this.created = true;
     const b = this.allocate();
@@ -159,6 +163,21 @@ export class BlockTable {
     this.capacity = capacity;
   }
 
+  /** An existing block `intern` returns; keyed by sequence alone, it takes a real local hash it lacks. */
+  private found(b: number, seq: Int32Array, local: Int32Array, pos: number): number {
+    this.created = false;
+    if (this.keyOnLocal) return b;
+    const lo = local[2 * pos]!;
+    const hi = local[2 * pos + 1]!;
+    if (lo === seq[2 * pos] && hi === seq[2 * pos + 1]) return b;
+    const w = this.words;
+    const o = b * BLOCK_WORDS;
+    if (w[o + LOCAL] !== w[o + SEQ] || w[o + LOCAL + 1] !== w[o + SEQ + 1]) return b;
+    w[o + LOCAL] = lo;
+    w[o + LOCAL + 1] = hi;
+    return b;
+  }
+
   /** Whether `hint` is a live block with this key (a free block's position, -1, matches none). */
   private hints(hint: number, seq: Int32Array, local: Int32Array, pos: number): boolean {
     return hint >= 0 && hint < this.used && this.matches(hint, seq, local, pos);
@@ -170,7 +189,9 @@ export class BlockTable {
     if (w[o + POSITION] !== pos || w[o + SEQ] !== seq[2 * pos] || w[o + SEQ + 1] !== seq[2 * pos + 1]) {
       return false;
     }
-    if (w[o + LOCAL] !== local[2 * pos] || w[o + LOCAL + 1] !== local[2 * pos + 1]) return false;
+    if (this.keyOnLocal && (w[o + LOCAL] !== local[2 * pos] || w[o + LOCAL + 1] !== local[2 * pos + 1])) {
+      return false;
+    }
     return pos === 0 || (w[o + PARENT] === seq[2 * pos - 2] && w[o + PARENT + 1] === seq[2 * pos - 1]);
   }
 
@@ -178,8 +199,10 @@ export class BlockTable {
   private hashOfPrompt(seq: Int32Array, local: Int32Array, pos: number): number {
     let h = mix(this.seed, seq[2 * pos]!);
     h = mix(h, seq[2 * pos + 1]!);
-    h = mix(h, local[2 * pos]!);
-    h = mix(h, local[2 * pos + 1]!);
+    if (this.keyOnLocal) {
+      h = mix(h, local[2 * pos]!);
+      h = mix(h, local[2 * pos + 1]!);
+    }
     h = mix(h, pos > 0 ? seq[2 * pos - 2]! : 0);
     h = mix(h, pos > 0 ? seq[2 * pos - 1]! : 0);
     return finish(mix(h, pos));
@@ -191,8 +214,10 @@ export class BlockTable {
     const o = b * BLOCK_WORDS;
     let h = mix(this.seed, w[o + SEQ]!);
     h = mix(h, w[o + SEQ + 1]!);
-    h = mix(h, w[o + LOCAL]!);
-    h = mix(h, w[o + LOCAL + 1]!);
+    if (this.keyOnLocal) {
+      h = mix(h, w[o + LOCAL]!);
+      h = mix(h, w[o + LOCAL + 1]!);
+    }
     h = mix(h, w[o + PARENT]!);
     h = mix(h, w[o + PARENT + 1]!);
     return finish(mix(h, w[o + POSITION]!));
