@@ -7,6 +7,8 @@ export interface LimitsEnv {
   MAX_LIVE_REQUESTS?: string;
   /** Prompt blocks held by a tracker's live requests together (default 1,500,000). */
   MAX_LIVE_BLOCKS?: string;
+  /** (block, rank) entries of a tracker's cache index (default 200,000). */
+  MAX_CACHE_INDEX_ENTRIES?: string;
 }
 
 /**
@@ -19,6 +21,8 @@ export function trackerLimitsOf(env: LimitsEnv): Partial<TrackerLimits> {
   if (maxLiveRequests !== undefined) limits.maxLiveRequests = maxLiveRequests;
   const maxLiveBlocks = positiveInteger(env.MAX_LIVE_BLOCKS);
   if (maxLiveBlocks !== undefined) limits.maxLiveBlocks = maxLiveBlocks;
+  const maxCacheEntries = positiveInteger(env.MAX_CACHE_INDEX_ENTRIES);
+  if (maxCacheEntries !== undefined) limits.maxCacheEntries = maxCacheEntries;
   return limits;
 }
 

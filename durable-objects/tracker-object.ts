@@ -1,21 +1,23 @@
 import { DurableObject } from "cloudflare:workers";
 import { applyBatch } from "./batch";
-import { type RoutingState, routeRequest, routingStatsOf } from "./core/routing/route-request";
 import { seededRng, systemRng } from "./core/routing/rng";
+import { type RoutingState, routeRequest, routingStatsOf } from "./core/routing/route-request";
+import type { TrackerStore } from "./core/store";
 import { Tracker } from "./core/tracker";
 import { DirectoryLink } from "./directory/directory-link";
 import type { DirectoryObject } from "./directory/directory-object";
-import type { TrackerStore } from "./core/store";
 import { expirySecondsOf, type LimitsEnv, positiveOr, trackerLimitsOf } from "./env-limits";
-import { storedName } from "./storage/identity";
 import { OpCounters } from "./metrics/metrics-counters";
 import { metricsReport } from "./metrics/metrics-report";
+import type { PeerStatus, TrackerMetrics, TrackerOp } from "./metrics/metrics-types";
 import { directoryName, locationHintOf, parseReplicas, parseTrackerName, trackerName } from "./naming";
 import { PeerSync } from "./replication/peer-sync";
 import { ReplicatedStore } from "./replication/replicated-store";
-import type { PeerStatus } from "./metrics/metrics-types";
-import type { BatchReply } from "./replication/types";
 import { SqlReplicaStore } from "./replication/sql-replica-store";
+import type { BatchReply } from "./replication/types";
+import { type RouterEnv, routerSettingsOf } from "./router-settings";
+import type { TrackerRpc } from "./rpc";
+import { storedName } from "./storage/identity";
 import { openRouting } from "./storage/sql-affinity-store";
 import { SqlTrackerStore } from "./storage/sql-tracker-store";
 import type {
@@ -32,10 +34,8 @@ import type {
   TrackerKey,
   WorkerInfo,
 } from "./types";
-import type { TrackerRpc } from "./rpc";
-import type { TrackerMetrics, TrackerOp } from "./metrics/metrics-types";
 
-export interface TrackerEnv extends LimitsEnv {
+export interface TrackerEnv extends LimitsEnv, RouterEnv {
   REQUEST_EXPIRY_SECONDS?: string;
   /** Comma-separated replica names; the others are this object's peers. */
   REPLICAS?: string;
@@ -98,6 +98,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       origin: this.key.replica,
       replicated: replicated !== null,
       limits: trackerLimitsOf(env),
+      // Dynamo's TTL may be 0 (nothing stays); the index needs a positive one, and 1 ms keeps nothing.
+      cacheTtlMs: Math.max(1, routerSettingsOf(env).config.routerTtlSecs * 1000),
     });
     if (replicated && replicaStore) {
       this.sync = new PeerSync({
@@ -274,6 +276,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     if (retryAt !== null) due = due === null ? retryAt : Math.min(due, retryAt);
     const flushAt = this.sync?.dueAt() ?? null;
     if (flushAt !== null) due = due === null ? flushAt : Math.min(due, flushAt);
+    const sweepAt = this.tracker.nextCacheSweep();
+    if (sweepAt !== undefined) due = due === null ? sweepAt : Math.min(due, sweepAt);
     if (due === null || (this.armedAt !== null && this.armedAt <= due)) return;
     this.armedAt = due;
     await this.ctx.storage.setAlarm(due);

@@ -85,6 +85,23 @@ export interface AddInput {
   expectedOutputTokens?: number;
   /** When given, the request's prefill load decays over this many milliseconds (Dynamo's anchor rule). */
   expectedPrefillDurationMs?: number;
+  /**
+   * What the cache index records of this booking on its rank (reference selection §5). Absent:
+   * `hashes`, as a prompt known only by its sequence hashes (slot-tracker bookings). `null`: nothing,
+   * as Dynamo records no reservation made from sequence hashes alone.
+   */
+  cachePrompt?: CachePrompt | null;
+}
+
+/** A selection booking's prompt as the cache index keeps it (reference selection §3.5). */
+export interface CachePrompt {
+  /** The public local block hashes (u64), one per complete block. */
+  blockHashes: BigUint64Array;
+  /**
+   * Their public sequence hashes (u64), given only when the booking's `hashes` are not them (keyed
+   * tracking, or random ones without KV reuse); absent, `hashes` are.
+   */
+  sequenceHashes?: BigUint64Array;
 }
 
 export interface WorkerInfo {

@@ -116,6 +116,7 @@ export class Book {
       key.origin,
       booking.hashes.length,
     );
+    if (booking.cachePrompt !== undefined) req.cachePrompt = booking.cachePrompt;
     this.liveBlocksValue += req.blocks;
     this.requests.set(req.id, req);
     this.expiry.insert(req);

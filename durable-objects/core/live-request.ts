@@ -1,6 +1,7 @@
-import type { AddEvent } from "./replica/events";
+import type { CachePrompt } from "../types";
 import type { PrefillEntry } from "./prefill-queue";
 import type { RankSlot } from "./rank-slot";
+import type { AddEvent } from "./replica/events";
 
 /**
  * One live request. A class (one hidden shape for all of them) holding only scalars and links: the
@@ -16,6 +17,12 @@ export class LiveRequest implements PrefillEntry {
   /** Neighbours in the tracker's deadline-ordered expiry list. */
   expiryPrev: LiveRequest | null = null;
   expiryNext: LiveRequest | null = null;
+  /**
+   * What the cache index records of it (`AddInput.cachePrompt`), kept so that a snapshot or a
+   * re-placement books it again as it came: 8 bytes a block for a selection booking (16 when its
+   * tracking hashes are not the public ones), nothing for a slot-tracker one.
+   */
+  cachePrompt: CachePrompt | null | undefined = undefined;
 
   constructor(
     readonly id: string,
@@ -40,7 +47,7 @@ export class LiveRequest implements PrefillEntry {
 
 /** A live request as the add that booked it, with `hashes` for its prompt. */
 export function bookingOf(req: LiveRequest, hashes: BigUint64Array): AddEvent {
-  return {
+  const event: AddEvent = {
     type: "add",
     ts: req.addTs,
     origin: req.origin,
@@ -54,4 +61,6 @@ export function bookingOf(req: LiveRequest, hashes: BigUint64Array): AddEvent {
     startedAt: req.startedAt,
     deadline: req.deadline,
   };
+  if (req.cachePrompt !== undefined) event.cachePrompt = req.cachePrompt;
+  return event;
 }

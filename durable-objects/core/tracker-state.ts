@@ -1,5 +1,7 @@
 import {
   DEFAULT_REQUEST_EXPIRY_SECONDS,
+  DEFAULT_ROUTER_TTL_SECS,
+  MAX_CACHE_INDEX_ENTRIES,
   MAX_LIVE_BLOCKS,
   MAX_LIVE_REQUESTS,
   MAX_RANKS,
@@ -7,16 +9,24 @@ import {
 } from "../limits";
 import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
+import { ApproximateIndex } from "./cache-index/approximate-index";
+import type { CacheIndex } from "./cache-index/cache-index";
+import type { LiveRequest } from "./live-request";
+import type { WorkerEntry } from "./rank-slot";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./replica/clock";
 import { DepartureLog } from "./replica/departure-log";
 import type { BindEvent, ReplicaEvent } from "./replica/events";
-import type { LiveRequest } from "./live-request";
-import type { WorkerEntry } from "./rank-slot";
 import { ReplicaRecords } from "./replica/replica-records";
 import { NULL_STORE, type TrackerStore } from "./store";
 
 /** How often replication records are swept for ones past the expiry age, ms. */
 const PURGE_INTERVAL_MS = 10_000;
+/**
+ * How long after its earliest deadline the cache index is swept, ms. Its answers already leave out
+ * what is past due, so a sweep only reclaims memory: without this slack, bookings at R a second
+ * (whose index entries always come due, freed or not) would wake the alarm R times a second.
+ */
+export const CACHE_SWEEP_SLACK_MS = 1_000;
 
 /** Session bindings as replication sees them: merged by newest key, and part of a snapshot. */
 export interface SessionReplica {
@@ -30,6 +40,8 @@ export interface TrackerLimits {
   maxLiveBlocks: number;
   maxWorkers: number;
   maxRanks: number;
+  /** (block, rank) entries the cache index holds at most; past it the earliest deadlines go. */
+  maxCacheEntries: number;
 }
 
 export interface TrackerOptions {
@@ -44,6 +56,8 @@ export interface TrackerOptions {
   origin?: string;
   /** Whether other replicas exist: then changes are emitted and replication records kept. */
   replicated?: boolean;
+  /** How long a booking's prompt stays in the cache index after its origin time, ms (`DYN_ROUTER_TTL_SECS`). */
+  cacheTtlMs?: number;
 }
 /**
  * What a tracker is made of, and the primitives that change it: the live book, replication records,
@@ -69,6 +83,13 @@ export abstract class TrackerState {
   sessions: SessionReplica | null = null;
   /** Requests removed by expiry since this instance was built (a metrics counter). */
   expiredCount = 0;
+  /**
+   * What each rank has cached, as far as bookings tell (reference selection §5). Every booking
+   * applied here, local or a peer's, records its prompt with its origin time, so every replica holds
+   * the same index. Memory only: a restart rebuilds it from the live requests (`restoreRequest`), so
+   * it loses what freed and expired bookings had recorded within the TTL.
+   */
+  readonly cache: CacheIndex;
 
   constructor(options: TrackerOptions) {
     this.model = options.model;
@@ -84,8 +105,16 @@ export abstract class TrackerState {
       maxLiveBlocks: MAX_LIVE_BLOCKS,
       maxWorkers: MAX_WORKERS,
       maxRanks: MAX_RANKS,
+      maxCacheEntries: MAX_CACHE_INDEX_ENTRIES,
       ...options.limits,
     };
+    // Keyed by sequence hash alone, so that `/add`'s prompts (sequence hashes only) and selection
+    // bookings of the same public chain credit each other (`block-table.ts`).
+    this.cache = new ApproximateIndex({
+      ttlMs: options.cacheTtlMs ?? DEFAULT_ROUTER_TTL_SECS * 1000,
+      maxEntries: this.limits.maxCacheEntries,
+      keyOnLocal: false,
+    });
   }
 
   /** Whether the tracker exists (has at least one worker). */
@@ -106,6 +135,12 @@ export abstract class TrackerState {
     return this.book.expiry.head?.deadline;
   }
 
+  /** When the cache index should next be swept of entries past due, epoch ms (the object's alarm). */
+  nextCacheSweep(): number | undefined {
+    const deadline = this.cache.nextDeadline();
+    return deadline === null ? undefined : deadline + CACHE_SWEEP_SLACK_MS;
+  }
+
   /**
    * Removes every request whose deadline has passed at `now`. Each is removed at its own deadline
    * (which is what a prefill re-anchor sees), so lazy and alarm-driven expiry agree, and replicas,
@@ -120,6 +155,7 @@ export abstract class TrackerState {
       expired++;
     }
     this.expiredCount += expired;
+    this.cache.expire(now);
     if (this.replicated && now >= this.nextPurge) {
       this.nextPurge = now + PURGE_INTERVAL_MS;
       this.records.purge(now, this.expiryMs);
@@ -179,6 +215,7 @@ export abstract class TrackerState {
     }
     if (anchorAt !== undefined && slot.prefill.head === req) slot.prefill.anchorAt = anchorAt;
     this.departures?.restoreBooking(req);
+    this.recordCache(booking, startedAt);
   }
 
   /** A key for a change accepted here at `now`. */
@@ -198,6 +235,8 @@ export abstract class TrackerState {
   /** Removes a worker with its requests and persists that; the last one deletes the tracker. */
   removeWorker(entry: WorkerEntry, at: number): LiveRequest[] {
     const dropped = this.book.removeWorker(entry, at);
+    // What the worker had cached goes with it (Dynamo: `remove_worker`); frees leave it.
+    this.cache.removeWorker(entry.workerId);
     if (this.departures) for (const req of dropped) this.departures.departed(req);
     if (this.exists) this.store.workerRemoved(entry.workerId);
     else this.store.trackerDeleted();
@@ -222,7 +261,22 @@ export abstract class TrackerState {
       req.prefillOrigin = prefillKey.origin;
     }
     this.store.requestAdded(req, booking);
+    this.recordCache(booking, startedAt);
     return req;
+  }
+
+  /**
+   * Records a booking's prompt on its rank in the cache index as of `startedAt`, its origin time.
+   * Recording again is harmless (a deadline only ever moves later), so a booking placed twice (a
+   * re-registration re-placing it, a snapshot) leaves the index as one recording does.
+   */
+  recordCache(booking: Booking, startedAt: number): void {
+    const prompt = booking.cachePrompt;
+    if (prompt === null) return;
+    const sequenceHashes = prompt?.sequenceHashes ?? booking.hashes;
+    // A prompt known only by its sequence hashes passes them as its local ones (`block-table.ts`).
+    const localHashes = prompt?.blockHashes ?? sequenceHashes;
+    this.cache.recordBooking(booking.workerId, booking.dpRank, { localHashes, sequenceHashes }, startedAt);
   }
 
   /** Ends a live request at `at` and persists that. */

@@ -1,7 +1,7 @@
 import { MAX_HASHES_PER_CALL } from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
-import type { AddEvent } from "./replica/events";
 import { fail, text } from "./messages";
+import type { AddEvent } from "./replica/events";
 import { reconcileBlockSize } from "./replica/replica-merge";
 import { TrackerState } from "./tracker-state";
 
@@ -132,6 +132,7 @@ export class Tracker extends TrackerState {
       startedAt: now,
       deadline,
     };
+    if (input.cachePrompt !== undefined) event.cachePrompt = input.cachePrompt;
     this.bookRequest(event, event, now, deadline);
     // Older records of this id lose to this add; its own key lives with the booking until it leaves.
     this.records.clearFreed(input.requestId);

@@ -6,6 +6,7 @@
  * `undefined` keys: an absent optional stays absent.
  */
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
+import type { CachePrompt } from "../types";
 import { once, readMap, requireKeys } from "./map-fields";
 import type { MsgpackReader } from "./msgpack-reader";
 import { type BindData, type RegisterData, readBind, readRegister } from "./variant-decoders";
@@ -14,6 +15,7 @@ import { type BindData, type RegisterData, readBind, readRegister } from "./vari
 const F = { request_id: 1, worker: 2, data: 4, router_id: 8, lora_name: 16, origin: 32, clock: 64 } as const;
 const STARTED_AT = 128;
 const DEADLINE = 256;
+const CACHE_PROMPT = 512;
 const REQUIRED = F.request_id | F.worker | F.data | F.router_id | F.origin | F.clock;
 
 type Unit = "free" | "prefill_complete" | "unregister";
@@ -41,6 +43,7 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
   let ts = 0;
   let startedAt = 0;
   let deadline = 0;
+  let cachePrompt: CachePrompt | null | undefined;
   let seen = 0;
   for (let n = r.mapHeader("event"); n > 0; n--) {
     const at = r.pos;
@@ -98,6 +101,10 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
         deadline = r.uint("deadline");
         bit = DEADLINE;
         break;
+      case "cache_prompt":
+        cachePrompt = r.nil() ? null : readCachePrompt(r);
+        bit = CACHE_PROMPT;
+        break;
     }
     seen = once(r, seen, bit, "event", key, at);
   }
@@ -121,6 +128,7 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
       };
       if (eot !== undefined) add.expectedOutputTokens = eot;
       if (ms !== undefined) add.expectedPrefillDurationMs = ms;
+      if (cachePrompt !== undefined) add.cachePrompt = cachePrompt;
       return add;
     }
     case "register": {
@@ -189,6 +197,18 @@ function readAdd(r: MsgpackReader): Data {
 }
 
 const EMPTY = new BigUint64Array(0);
+
+function readCachePrompt(r: MsgpackReader): CachePrompt {
+  const prompt: CachePrompt = { blockHashes: EMPTY };
+  const seen = readMap(r, "cache_prompt", (key) => {
+    if (key === "block_hashes") prompt.blockHashes = r.hashes("cache_prompt.block_hashes");
+    else if (key === "sequence_hashes") prompt.sequenceHashes = r.hashes("cache_prompt.sequence_hashes");
+    else return 0;
+    return key === "block_hashes" ? 1 : 2;
+  });
+  requireKeys("cache_prompt", seen, 1, "block_hashes");
+  return prompt;
+}
 
 function readHint(r: MsgpackReader, data: AddData): void {
   let seen = 0;

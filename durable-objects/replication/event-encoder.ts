@@ -12,12 +12,16 @@
  *   lora_name   nil
  *   origin      string; clock: the HLC time `ts`, uint
  *   started_at, deadline   epoch ms, uint (add only)
+ *   cache_prompt   nil | { block_hashes: [u64], sequence_hashes?: [u64] } (add only, when the
+ *               booking says what the cache index records: `AddInput.cachePrompt`; an older
+ *               replica skips the key and records the add's `token_sequence`)
  *
  * The prefill load hint is always written, even for 0 tokens and no duration, where Dynamo would
  * write nil: then `newIslTokens` comes back exactly as given (a nil hint reads as 0 too).
  */
-import type { RouterCard } from "../types";
+
 import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/replica/events";
+import type { CachePrompt, RouterCard } from "../types";
 import { MsgpackWriter } from "./msgpack-writer";
 
 const TWO_32 = 0x1_0000_0000;
@@ -34,6 +38,7 @@ function chunk(...parts: (string | number)[]): Uint8Array {
 
 const HEAD = chunk(0x87, "request_id");
 const ADD_HEAD = chunk(0x89, "request_id");
+const CACHED_ADD_HEAD = chunk(0x8a, "request_id");
 const WORKER = chunk("worker", 0x82, "worker_id");
 const DP_RANK = chunk("dp_rank");
 const DATA = chunk("data");
@@ -49,6 +54,7 @@ const LORA_ORIGIN = chunk("lora_name", 0xc0, "origin");
 const CLOCK = chunk("clock");
 const STARTED_AT = chunk("started_at");
 const DEADLINE = chunk("deadline");
+const CACHE_PROMPT = chunk("cache_prompt");
 
 const FNV_OFFSET = 0xcbf2_9ce4_8422_2325n;
 const FNV_PRIME = 0x100_0000_01b3n;
@@ -79,7 +85,7 @@ function routerIdWords(origin: string): [number, number] {
 export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
   switch (e.type) {
     case "add":
-      w.raw(ADD_HEAD);
+      w.raw(e.cachePrompt === undefined ? ADD_HEAD : CACHED_ADD_HEAD);
       w.str(e.requestId);
       writeWorker(w, e.workerId, e.dpRank);
       writeAdd(w, e);
@@ -120,6 +126,22 @@ export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
     w.uint(e.startedAt, "startedAt");
     w.raw(DEADLINE);
     w.uint(e.deadline, "deadline");
+    if (e.cachePrompt !== undefined) writeCachePrompt(w, e.cachePrompt);
+  }
+}
+
+function writeCachePrompt(w: MsgpackWriter, prompt: CachePrompt | null): void {
+  w.raw(CACHE_PROMPT);
+  if (prompt === null) {
+    w.nil();
+    return;
+  }
+  w.mapHeader(prompt.sequenceHashes === undefined ? 1 : 2);
+  w.str("block_hashes");
+  w.u64Array(prompt.blockHashes);
+  if (prompt.sequenceHashes !== undefined) {
+    w.str("sequence_hashes");
+    w.u64Array(prompt.sequenceHashes);
   }
 }
 

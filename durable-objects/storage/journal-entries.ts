@@ -6,6 +6,7 @@
 import {
   COMPLETE_PREFILL,
   DELETE_REQUEST,
+  HASH_COLUMNS,
   MOVE_ANCHOR,
   REQUEST_COLUMN,
   type RequestValues,
@@ -22,8 +23,9 @@ export const REMOVE = 3;
 
 /**
  * One journaled change, as JSON: a put carries every column of {@link REQUEST_COLUMN} in order, with
- * the worker id as a decimal string and the prompt as its hash count (its bytes are in the row's
- * `hashes` BLOB, in entry order).
+ * the worker id as a decimal string and each hash column ({@link HASH_COLUMNS}) as its hash count, or
+ * null (its bytes are in the row's `hashes` BLOB, in entry order, then column order). A put written
+ * before the cache columns existed is shorter: its missing columns read as NULL.
  */
 export type Entry =
   | [typeof PUT, ...(string | number | null)[]]
@@ -36,9 +38,24 @@ export function putEntry(row: RequestValues): Entry {
   const entry: Entry = [PUT];
   for (const value of row) entry.push(value as string | number | null);
   entry[1 + REQUEST_COLUMN.worker_id] = blobDecimal(row[REQUEST_COLUMN.worker_id] as ArrayBuffer);
-  entry[1 + REQUEST_COLUMN.hashes] = (row[REQUEST_COLUMN.hashes] as ArrayBuffer).byteLength / 8;
+  for (const column of HASH_COLUMNS) {
+    const blob = row[REQUEST_COLUMN[column]] as ArrayBuffer | null;
+    entry[1 + REQUEST_COLUMN[column]] = blob === null ? null : blob.byteLength / 8;
+  }
   return entry;
 }
+
+/** A put row's hash BLOBs, in the order the journal row's BLOB holds them. */
+export function hashBlobsOf(row: RequestValues): ArrayBuffer[] {
+  const blobs: ArrayBuffer[] = [];
+  for (const column of HASH_COLUMNS) {
+    const blob = row[REQUEST_COLUMN[column]] as ArrayBuffer | null;
+    if (blob !== null) blobs.push(blob);
+  }
+  return blobs;
+}
+
+const COLUMN_COUNT = Object.keys(REQUEST_COLUMN).length;
 
 /**
  * Applies the journal's rows to `requests` in order and deletes them: what a fold would have
@@ -54,11 +71,15 @@ export function replayJournal(sql: SqlStorage, write: Write): void {
     for (const entry of JSON.parse(row.entries) as Entry[]) {
       if (entry[0] === PUT) {
         const values = entry.slice(1) as (string | number | null)[];
-        const bytes = (values[REQUEST_COLUMN.hashes] as number) * 8;
+        while (values.length < COLUMN_COUNT) values.push(null);
         const bindings: SqlStorageValue[] = [...values];
         bindings[REQUEST_COLUMN.worker_id] = workerIdBlob(BigInt(values[REQUEST_COLUMN.worker_id] as string));
-        bindings[REQUEST_COLUMN.hashes] = (row.hashes ?? new ArrayBuffer(0)).slice(at, at + bytes);
-        at += bytes;
+        for (const column of HASH_COLUMNS) {
+          const count = values[REQUEST_COLUMN[column]] as number | null;
+          if (count === null) continue;
+          bindings[REQUEST_COLUMN[column]] = (row.hashes ?? new ArrayBuffer(0)).slice(at, at + count * 8);
+          at += count * 8;
+        }
         write(UPSERT_REQUEST, ...bindings);
       } else if (entry[0] === PREFILL) {
         write(COMPLETE_PREFILL, entry[2], entry[3], entry[1]);

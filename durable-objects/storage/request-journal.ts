@@ -22,6 +22,8 @@
  * Memory: about MAX_BYTES counted as below plus one cleaning's carries (measured in V8 with 64-hash
  * bookings and frees: 11.6–11.9 MB of heap at the bounds).
  */
+
+import { ANCHOR, type Entry, hashBlobsOf, PREFILL, putEntry, REMOVE, type Write } from "./journal-entries";
 import {
   COMPLETE_PREFILL,
   DELETE_REQUEST,
@@ -30,7 +32,6 @@ import {
   type RequestValues,
   UPSERT_REQUEST,
 } from "./request-rows";
-import { ANCHOR, type Entry, PREFILL, putEntry, REMOVE, type Write } from "./journal-entries";
 import { GroupDepth, ROW_BYTES } from "./row-groups";
 
 export { replayJournal, type Write } from "./journal-entries";
@@ -107,7 +108,9 @@ export class RequestJournal {
     const state = this.stateOf(id, false);
     if (state.row) this.liveBytes -= state.bytes;
     state.row = row;
-    state.bytes = 2 * id.length + (row[REQUEST_COLUMN.hashes] as ArrayBuffer).byteLength + STATE_BYTES + 128;
+    let hashBytes = 0;
+    for (const blob of hashBlobsOf(row)) hashBytes += blob.byteLength;
+    state.bytes = 2 * id.length + hashBytes + STATE_BYTES + 128;
     state.removed = false;
     state.prefill = undefined;
     state.anchorAt = undefined;
@@ -236,11 +239,12 @@ export class RequestJournal {
     return state;
   }
 
-  /** A put entry for `state`'s row, its prompt's bytes to the row's BLOB. */
+  /** A put entry for `state`'s row, its hashes' bytes to the row's BLOB. */
   private putEntry(id: string, state: Pending): void {
-    const hashes = state.row![REQUEST_COLUMN.hashes] as ArrayBuffer;
-    this.blobs.push(hashes);
-    this.blobBytes += hashes.byteLength;
+    for (const blob of hashBlobsOf(state.row!)) {
+      this.blobs.push(blob);
+      this.blobBytes += blob.byteLength;
+    }
     state.base = this.open.seq;
     this.add(id, state, putEntry(state.row!), state.bytes);
   }

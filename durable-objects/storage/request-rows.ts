@@ -2,10 +2,11 @@
  * A live request as a row of `requests`, and the statements that write one: shared by the direct
  * writes (`sql-tracker-store.ts`) and the journal's fold and replay (`request-journal.ts`).
  */
-import type { AddInput } from "../types";
+
 import type { LiveRequest } from "../core/live-request";
+import type { AddInput, CachePrompt } from "../types";
 import { bytesOf } from "./row-groups";
-import { workerIdBlob } from "./u64";
+import { blobToHashes, workerIdBlob } from "./u64";
 
 const COLUMNS = [
   "request_id",
@@ -24,7 +25,16 @@ const COLUMNS = [
   "deadline",
   "prefill_ts",
   "prefill_origin",
+  "cache_block_hashes",
+  "cache_sequence_hashes",
 ] as const;
+
+/**
+ * The BLOB columns of prompt hashes, in the order a journal row's BLOB holds them (`journal-entries.ts`).
+ * The cache columns keep `AddInput.cachePrompt`: both NULL when it is absent, an empty
+ * `cache_block_hashes` when it is null (record nothing).
+ */
+export const HASH_COLUMNS = ["hashes", "cache_block_hashes", "cache_sequence_hashes"] as const;
 
 /** Each column's position in {@link RequestValues}. */
 export const REQUEST_COLUMN = Object.fromEntries(COLUMNS.map((name, i) => [name, i])) as {
@@ -43,6 +53,7 @@ export const DELETE_REQUEST = "DELETE FROM requests WHERE request_id = ?";
 
 /** The row of a request just booked, `seq` its place in the add order. */
 export function requestValues(req: LiveRequest, input: AddInput, seq: number): RequestValues {
+  const cache = input.cachePrompt;
   return [
     req.id,
     seq,
@@ -61,5 +72,21 @@ export function requestValues(req: LiveRequest, input: AddInput, seq: number): R
     req.deadline,
     Number.isNaN(req.prefillTs) ? null : req.prefillTs,
     Number.isNaN(req.prefillTs) ? null : req.prefillOrigin,
+    cache === undefined ? null : cache === null ? NO_HASHES : bytesOf(cache.blockHashes),
+    cache?.sequenceHashes === undefined ? null : bytesOf(cache.sequenceHashes),
   ];
+}
+
+const NO_HASHES = new ArrayBuffer(0);
+
+/** `AddInput.cachePrompt` from a row's cache columns. */
+export function cachePromptOf(
+  block: ArrayBuffer | null,
+  sequence: ArrayBuffer | null,
+): CachePrompt | null | undefined {
+  if (block === null) return undefined;
+  if (block.byteLength === 0) return null;
+  const prompt: CachePrompt = { blockHashes: blobToHashes(block) };
+  if (sequence !== null) prompt.sequenceHashes = blobToHashes(sequence);
+  return prompt;
 }

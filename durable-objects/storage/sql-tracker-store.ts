@@ -1,14 +1,21 @@
-import type { EventKey } from "../core/replica/clock";
 import type { LiveRequest } from "../core/live-request";
+import type { EventKey } from "../core/replica/clock";
 import type { TrackerStore } from "../core/store";
 import type { Tracker } from "../core/tracker";
-import { storeName } from "./identity";
-import { profileColumns, profileOfRow } from "./sql-worker-profile";
-import { migrateTrackerSchema, TRACKER_SCHEMA, type RequestRow, type WorkerRow } from "./tracker-schema";
 import type { AddInput, RegisterInput } from "../types";
-import { blobToHashes, blobToU64, u64ToBlob } from "./u64";
+import { storeName } from "./identity";
 import { RequestJournal, replayJournal, type Write } from "./request-journal";
-import { COMPLETE_PREFILL, DELETE_REQUEST, MOVE_ANCHOR, requestValues, UPSERT_REQUEST } from "./request-rows";
+import {
+  COMPLETE_PREFILL,
+  cachePromptOf,
+  DELETE_REQUEST,
+  MOVE_ANCHOR,
+  requestValues,
+  UPSERT_REQUEST,
+} from "./request-rows";
+import { profileColumns, profileOfRow } from "./sql-worker-profile";
+import { migrateTrackerSchema, type RequestRow, TRACKER_SCHEMA, type WorkerRow } from "./tracker-schema";
+import { blobToHashes, blobToU64, u64ToBlob } from "./u64";
 
 /**
  * Writes the tracker's changes through to the object's SQLite database. `sql.exec` is synchronous
@@ -63,6 +70,7 @@ export class SqlTrackerStore implements TrackerStore {
           newIslTokens: row.new_isl_tokens,
           expectedOutputTokens: row.expected_output_tokens ?? undefined,
           expectedPrefillDurationMs: row.prefill_duration_ms ?? undefined,
+          cachePrompt: cachePromptOf(row.cache_block_hashes, row.cache_sequence_hashes),
         },
         row.started_at,
         row.prefill_done !== 0,

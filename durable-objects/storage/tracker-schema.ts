@@ -40,7 +40,9 @@ CREATE TABLE IF NOT EXISTS requests (
   origin TEXT NOT NULL DEFAULT '',
   deadline INTEGER,
   prefill_ts REAL,
-  prefill_origin TEXT
+  prefill_origin TEXT,
+  cache_block_hashes BLOB,
+  cache_sequence_hashes BLOB
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal (
   seq INTEGER PRIMARY KEY,
@@ -95,6 +97,9 @@ export interface RequestRow extends Record<string, SqlStorageValue> {
   /** The key of its newest prefill completion, if any. */
   prefill_ts: number | null;
   prefill_origin: string | null;
+  /** What the cache index records of it (`request-rows.ts`), for a selection booking. */
+  cache_block_hashes: ArrayBuffer | null;
+  cache_sequence_hashes: ArrayBuffer | null;
 }
 
 /** `/route`'s session affinity bindings, one per (session, hop). */
@@ -126,6 +131,8 @@ const ADDED_REQUEST_COLUMNS = {
   deadline: "INTEGER",
   prefill_ts: "REAL",
   prefill_origin: "TEXT",
+  cache_block_hashes: "BLOB",
+  cache_sequence_hashes: "BLOB",
 } as const;
 
 /**

@@ -20,6 +20,7 @@ export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
   const text = fc.string({ unit: "binary", maxLength: 40 });
   const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
   const k = { ts: fc.maxSafeNat(), origin: text };
+  const hashList = fc.array(u64, { maxLength: 12 }).map((a) => BigUint64Array.from(a));
   const card = fc.record({
     routerMode: fc.constantFrom("kv" as const, "round_robin" as const, "random" as const),
     overlapScoreWeight: opt(fc.double({ noNaN: true })),
@@ -39,6 +40,16 @@ export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
       expectedPrefillDurationMs: opt(fc.nat()),
       startedAt: uint,
       deadline: uint,
+      cachePrompt: opt(
+        fc.option(
+          fc
+            .record({ blockHashes: hashList, sequenceHashes: opt(hashList) })
+            .map(({ blockHashes, sequenceHashes }) =>
+              sequenceHashes === undefined ? { blockHashes } : { blockHashes, sequenceHashes },
+            ),
+          { nil: null },
+        ),
+      ),
     }),
     fc.record({
       ...k,

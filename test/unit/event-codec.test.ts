@@ -105,6 +105,17 @@ describe("event codec round trips", () => {
     expect(Object.keys(decodeEvent(encodeEvent(event)))).not.toContain("expectedOutputTokens");
   });
 
+  it("carries a selection booking's cache prompt, its absence and its null apart", () => {
+    const blockHashes = BigUint64Array.from([1n, 2n ** 63n, 2n ** 64n - 1n]);
+    const sequenceHashes = BigUint64Array.from([1n, 5n, 9n]);
+    for (const cachePrompt of [{ blockHashes }, { blockHashes, sequenceHashes }, null]) {
+      const decoded = decodeEvent(encodeEvent(add({ cachePrompt }))) as AddEvent;
+      expect(decoded.cachePrompt).toStrictEqual(cachePrompt);
+    }
+    expect("cachePrompt" in decodeEvent(encodeEvent(add()))).toBe(false);
+    expect(encodeEvent(add({ cachePrompt: undefined }))).toEqual(encodeEvent(add()));
+  });
+
   it("writes hashes in rmp_serde's smallest integer forms and reads them back exactly", () => {
     const values = [
       0n,

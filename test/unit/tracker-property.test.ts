@@ -13,7 +13,13 @@ import { type ModelResult, TrackerModel } from "./tracker-model";
  */
 
 const EXPIRY_MS = 10_000;
-const LIMITS: TrackerLimits = { maxLiveRequests: 4, maxLiveBlocks: 9, maxWorkers: 2, maxRanks: 4 };
+const LIMITS: TrackerLimits = {
+  maxLiveRequests: 4,
+  maxLiveBlocks: 9,
+  maxWorkers: 2,
+  maxRanks: 4,
+  maxCacheEntries: 64,
+};
 const WORKERS = [1n, 2n ** 53n + 1n, U64_MAX];
 const RANKS = [0, 0, 0, 1, 1, 2, 3, U32_MAX - 2, U32_MAX - 1];
 const IDS = ["a", "b", "c", "d", "e", "f"];

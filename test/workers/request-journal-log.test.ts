@@ -87,9 +87,20 @@ function rowOf(id: string, tokens: number, blocks: number, seq: number): Request
     seq + 1000,
     null,
     null,
+    ...cacheColumns(tokens % 3, blocks, seq),
   ];
   expect(values.length).toBe(Object.keys(REQUEST_COLUMN).length);
   return values;
+}
+
+/** The cache columns in each of their forms: absent, empty (record nothing), and with hashes. */
+function cacheColumns(form: number, blocks: number, seq: number): SqlStorageValue[] {
+  if (form === 0) return [null, null];
+  if (form === 1) return [new ArrayBuffer(0), null];
+  return [
+    new BigUint64Array(blocks).fill(BigInt(seq + 1)).buffer,
+    new BigUint64Array(blocks).fill(7n).buffer,
+  ];
 }
 
 /** Rows as comparable values, BLOBs as byte arrays. */
@@ -217,5 +228,31 @@ describe("request journal as a log", () => {
         { restart: true },
       ]),
     );
+  });
+
+  it("replays a put journaled before the cache columns existed, reading them as NULL", async () => {
+    await inObject((storage) => {
+      const { sql } = storage;
+      const write: Write = (query, ...bindings) => {
+        sql.exec(query, ...bindings);
+      };
+      const values = rowOf("old", 5, 2, 1);
+      const entry: unknown[] = [0, ...values];
+      entry[1 + REQUEST_COLUMN.worker_id] = "578437695752307201";
+      entry[1 + REQUEST_COLUMN.hashes] = 2;
+      const old = entry.slice(0, 1 + REQUEST_COLUMN.cache_block_hashes);
+      sql.exec(
+        "INSERT INTO journal (seq, entries, hashes) VALUES (1, ?, ?)",
+        JSON.stringify([old]),
+        values[4]!,
+      );
+      replayJournal(sql, write);
+      const row = sql.exec("SELECT * FROM requests").one();
+      expect(row.cache_block_hashes).toBeNull();
+      expect(row.cache_sequence_hashes).toBeNull();
+      expect([...new Uint8Array(row.hashes as ArrayBuffer)]).toEqual([
+        ...new Uint8Array(values[4] as ArrayBuffer),
+      ]);
+    });
   });
 });

@@ -5,11 +5,12 @@
  * `rank-departures.ts`), the hybrid clock that keys each change (`clock.ts`) and the changes
  * themselves (`events.ts`). Shipping them between objects is `durable-objects/replication/`'s.
  */
-import { type EventKey, isNewer, physicalMs } from "./clock";
-import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
+
 import { bookingOf, type LiveRequest } from "../live-request";
 import type { WorkerEntry } from "../rank-slot";
 import type { TrackerState } from "../tracker-state";
+import { type EventKey, isNewer, physicalMs } from "./clock";
+import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 
 /**
  * Merging another replica's change into a tracker. The rule that makes replicas converge: **for
@@ -52,6 +53,7 @@ export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, no
   switch (event.type) {
     case "add":
       mergeAdd(tracker, event, now);
+      recordUnplaced(tracker, event);
       tracker.departures?.record(event, now);
       break;
     case "free":
@@ -73,6 +75,24 @@ export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, no
       tracker.sessions?.merge(event, now);
       break;
   }
+}
+
+/**
+ * The origin recorded this booking in its cache index whatever became of it, and a free does not
+ * undo a recording: so an add that is not live here (a newer free or add of its id arrived first,
+ * or its worker is not known yet) is recorded too, unless a newer (un)registration of its worker
+ * ended its incarnation, which at the origin dropped the worker's entries after it.
+ */
+function recordUnplaced(tracker: TrackerState, event: AddEvent): void {
+  const live = tracker.request(event.requestId);
+  if (live && live.addTs === event.ts && live.origin === event.origin) return;
+  const { records } = tracker;
+  const newest =
+    tracker.book.workers.get(event.workerId)?.key ??
+    records.excluded.get(event.workerId) ??
+    records.gone.get(event.workerId);
+  if (newest && !isNewer(event, newest)) return;
+  tracker.recordCache(event, event.startedAt);
 }
 
 function keyOf(req: LiveRequest): EventKey {
