@@ -172,6 +172,12 @@ export interface RouteCost {
   potentialDecodeBlocks: number;
   /** Leading prompt blocks the rank already holds. */
   overlapBlocks: number;
+  /**
+   * Leading prompt blocks the cache index credits the rank with (what bookings recorded there within
+   * `DYN_ROUTER_TTL_SECS`, freed or not); `potentialPrefillTokens` is reduced by them × block size, up
+   * to the prompt's tokens.
+   */
+  cachedBlocks: number;
 }
 
 export interface RouteChoice {

@@ -4,10 +4,10 @@ import { Hono } from "hono";
 import type { RouteChoice } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
 import { HttpError, unwrap } from "../http/errors";
-import { routeBody } from "../schema/requests";
-import { send } from "../wire/respond";
 import { trackerFor } from "../http/stubs";
+import { routeBody } from "../schema/requests";
 import { validBody } from "../schema/validate";
+import { send } from "../wire/respond";
 
 /** Seeds the call's random draws; honoured only where `ALLOW_TEST_SEED` is "1" (the test config). */
 const SEED_HEADER = "x-slot-tracker-seed";
@@ -57,6 +57,7 @@ function choiceJson(choice: RouteChoice) {
       potential_prefill_tokens: choice.cost.potentialPrefillTokens,
       potential_decode_blocks: choice.cost.potentialDecodeBlocks,
       overlap_blocks: choice.cost.overlapBlocks,
+      cached_blocks: choice.cost.cachedBlocks,
     },
   };
 }

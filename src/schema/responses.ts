@@ -100,9 +100,15 @@ export const potentialLoadsAnswer = array(
 
 const cost = object({
   logit: describe(float(), "Dynamo's KV cost of the chosen rank; lower is better."),
-  potential_prefill_tokens: uint(),
+  potential_prefill_tokens: describe(
+    uint(),
+    "active_prefill_tokens + new_isl_tokens − min(cached_blocks × block_size, new_isl_tokens).",
+  ),
   potential_decode_blocks: uint(),
-  overlap_blocks: count("Leading prompt blocks the rank already holds."),
+  overlap_blocks: count("Leading prompt blocks the rank's live requests already hold."),
+  cached_blocks: count(
+    "Leading prompt blocks the cache index credits the rank with: bookings within DYN_ROUTER_TTL_SECS, freed or not.",
+  ),
 });
 
 export const routeAnswer = object({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RoutingState, routeRequest, routingStatsOf } from "../../durable-objects/core/routing/route-request";
 import { seededRng } from "../../durable-objects/core/routing/rng";
+import { RoutingState, routeRequest, routingStatsOf } from "../../durable-objects/core/routing/route-request";
 import type { RegisterInput, RouteInput, RouterCard, WorkerType } from "../../durable-objects/types";
 import { h, RecordingStore, T0, tracker } from "./tracker-fixtures";
 
@@ -64,12 +64,14 @@ describe("routing and booking in one step", () => {
     t.register(reg(1), T0);
     t.add({ requestId: "warm", workerId: 1n, dpRank: 0, hashes: h(1, 2, 3), newIslTokens: 16 }, T0);
     const routed = routeRequest(t, new RoutingState(), input("r", h(1, 2, 9, 10), 48), T0, seededRng(0));
-    // 3 active blocks + 4 − 2 overlapping; prefill 16 + 48 tokens = 4 blocks of 16.
+    // 3 active blocks + 4 − 2 overlapping; prefill 16 + 48 tokens less the 2 cached blocks' 32 =
+    // 2 blocks of 16.
     expect(routed.ok && routed.decode.cost).toEqual({
-      logit: 4 + 5,
-      potentialPrefillTokens: 64,
+      logit: 2 + 5,
+      potentialPrefillTokens: 32,
       potentialDecodeBlocks: 5,
       overlapBlocks: 2,
+      cachedBlocks: 2,
     });
   });
 

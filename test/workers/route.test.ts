@@ -42,6 +42,7 @@ interface Routed {
     potential_prefill_tokens: number;
     potential_decode_blocks: number;
     overlap_blocks: number;
+    cached_blocks: number;
   };
   prefill?: { worker_id: number; dp_rank: number; request_id: string; mode: string };
 }
@@ -80,6 +81,25 @@ async function routed(res: Promise<Response>): Promise<Routed> {
 }
 
 describe("POST /route", () => {
+  it("sends a prompt back to the idle worker that served its prefix, once that booking is freed", async () => {
+    const model = newModel();
+    for (let w = 1; w <= 4; w++) await expectStatus(register(model, w), 201);
+    const first = await routed(route(model, "a", [1, 2, 3, 4]));
+    await expectStatus(post("/free", { model_name: model, request_id: "a" }), 200);
+    for (let i = 0; i < 6; i++) {
+      // Every worker is idle; only the cache credit tells the first worker apart.
+      const again = await routed(route(model, `b${i}`, [1, 2, 3, 4, 5], { new_isl_tokens: 80 }));
+      expect(again.worker_id).toBe(first.worker_id);
+      // The first repeat finds the 4 blocks of "a"; later ones all 5, recorded by the repeats.
+      expect(again.cost).toMatchObject(
+        i === 0
+          ? { cached_blocks: 4, potential_prefill_tokens: 16 }
+          : { cached_blocks: 5, potential_prefill_tokens: 0 },
+      );
+      await expectStatus(post("/free", { model_name: model, request_id: `b${i}` }), 200);
+    }
+  });
+
   it("spreads 64 concurrent requests over 8 idle workers exactly 8 each: no pile-up", async () => {
     const model = newModel();
     for (let w = 1; w <= 8; w++) await expectStatus(register(model, w), 201);
@@ -110,7 +130,13 @@ describe("POST /route", () => {
     expect(await routed(Promise.resolve(res))).toEqual({
       worker_id: 1,
       dp_rank: 0,
-      cost: { logit: 4 + 3, potential_prefill_tokens: 64, potential_decode_blocks: 3, overlap_blocks: 0 },
+      cost: {
+        logit: 4 + 3,
+        potential_prefill_tokens: 64,
+        potential_decode_blocks: 3,
+        overlap_blocks: 0,
+        cached_blocks: 0,
+      },
       mode: "kv",
     });
     // A booked request: /prefill_complete knows it, and a second route under its id is a duplicate.

@@ -7,6 +7,13 @@
  * prefill workers) and book the choice through `Tracker.add`, in one synchronous step, so no other
  * call can read the same loads in between. Booking through `add` means the store sees a route
  * exactly as it sees an `/add`: persisted and replicated the same way.
+ *
+ * The KV cost credits what each rank has cached as Dynamo's selector does (reference selection §4.2,
+ * §6): `potential_prefill_tokens = active + isl − min(cached, isl)`, where `cached` is the tracker's
+ * cache index's device blocks for the prompt × block size, the index queried by sequence hashes alone
+ * (so it counts what earlier `/route`, `/add` and selection bookings of the same chain recorded on the
+ * rank within `DYN_ROUTER_TTL_SECS`, freed or not). `/potential_loads` stays without the credit, as
+ * Dynamo's slot tracker has none.
  */
 import type {
   HopStats,
@@ -18,6 +25,8 @@ import type {
   RoutingStats,
   WorkerType,
 } from "../../types";
+import { fail, text } from "../messages";
+import type { Tracker } from "../tracker";
 import {
   type Advertisement,
   conflictWarning,
@@ -25,11 +34,9 @@ import {
   resolveAdvertisement,
   TRACKER_DEFAULTS,
 } from "./advertisement";
-import { fail, text } from "../messages";
 import type { Rng } from "./rng";
 import { chooseIndex, kvLogit } from "./selection";
 import { type Hop, SessionAffinity } from "./session-affinity";
-import type { Tracker } from "../tracker";
 
 /** The prefill booking is a live request of its own, under `<request_id>` + this suffix. */
 export const PREFILL_BOOKING_SUFFIX = "#prefill";
@@ -61,6 +68,7 @@ interface Candidate {
   potentialPrefillTokens: number;
   potentialDecodeBlocks: number;
   overlapBlocks: number;
+  cachedBlocks: number;
 }
 
 interface HopPlan {
@@ -80,6 +88,8 @@ export function routeRequest(
   const potential = tracker.potentialLoads(input.hashes, input.newIslTokens, now);
   if (!potential.ok) return potential;
   const active = tracker.listLoads(now);
+  const cached = cachedBlocksOf(tracker, input.hashes, potential.loads, now);
+  const blockSize = tracker.blockSize ?? 1;
   const registrations = tracker.registrations();
   const typeOf = new Map<bigint, WorkerType>(
     registrations.map((r) => [r.workerId, r.workerType ?? "decode"]),
@@ -88,12 +98,15 @@ export function routeRequest(
   // Both listings come from the same sorted rank table at the same `now`, so they align index by index.
   potential.loads.forEach((load, i) => {
     const activeBlocks = active[i]?.activeDecodeBlocks ?? 0;
+    const cachedBlocks = cached[i]!;
     sets[typeOf.get(load.workerId) ?? "decode"].push({
       workerId: load.workerId,
       dpRank: load.dpRank,
-      potentialPrefillTokens: load.potentialPrefillTokens,
+      potentialPrefillTokens:
+        load.potentialPrefillTokens - Math.min(cachedBlocks * blockSize, input.newIslTokens),
       potentialDecodeBlocks: load.potentialDecodeBlocks,
       overlapBlocks: input.hashes.length + activeBlocks - load.potentialDecodeBlocks,
+      cachedBlocks,
     });
   });
   if (sets.decode.length === 0) return fail("no_worker", text.noDecodeWorker(tracker.model, tracker.tenant));
@@ -111,7 +124,6 @@ export function routeRequest(
       return fail("duplicate_request", text.duplicateRequest(id, clash.slot.workerId, clash.slot.dpRank));
   }
 
-  const blockSize = tracker.blockSize ?? 1;
   const choices = plans.map((plan) => choose(plan, state, input, blockSize, now, rng));
   const booked: string[] = [];
   for (const [i, choice] of choices.entries()) {
@@ -164,11 +176,37 @@ export function routeRequest(
         potentialPrefillTokens: candidate.potentialPrefillTokens,
         potentialDecodeBlocks: candidate.potentialDecodeBlocks,
         overlapBlocks: candidate.overlapBlocks,
+        cachedBlocks: candidate.cachedBlocks,
       },
     };
     return choice;
   });
   return { ok: true, decode: outcome[0]!, ...(outcome[1] && { prefill: outcome[1] }), warnings };
+}
+
+/**
+ * The leading prompt blocks the cache index holds on each rank of `loads` (in their order, which
+ * is the index's: worker id, then rank), 0 for a rank it does not report.
+ */
+function cachedBlocksOf(
+  tracker: Tracker,
+  hashes: BigUint64Array,
+  loads: readonly { workerId: bigint; dpRank: number }[],
+  now: number,
+): number[] {
+  const rows = tracker.cache.overlap({ localHashes: hashes, sequenceHashes: hashes }, now);
+  const blocks = new Array<number>(loads.length).fill(0);
+  let r = 0;
+  for (const [i, load] of loads.entries()) {
+    while (r < rows.length && isBefore(rows[r]!, load)) r++;
+    const row = rows[r];
+    if (row && row.workerId === load.workerId && row.dpRank === load.dpRank) blocks[i] = row.deviceBlocks;
+  }
+  return blocks;
+}
+
+function isBefore(a: { workerId: bigint; dpRank: number }, b: { workerId: bigint; dpRank: number }): boolean {
+  return a.workerId < b.workerId || (a.workerId === b.workerId && a.dpRank < b.dpRank);
 }
 
 /** How each worker set is routed now, with its conflict count: the figures behind metrics. */
