@@ -2,7 +2,17 @@
  * The RPC contract between the Worker (caller) and the objects (callee): the methods, whose payloads
  * and results are in `types.ts` and `metrics-types.ts`. Kept above both, so neither imports the other.
  */
+import type { RouterEvent } from "./core/cache-index/cache-index";
 import type { PeerStatus, TrackerMetrics } from "./metrics/metrics-types";
+import type {
+  OverlapScores,
+  PromptQuery,
+  ReservationInput,
+  ReservationOutcome,
+  SelectInput,
+  SelectionLoad,
+  SelectOutcome,
+} from "./selection-types";
 import type {
   AddInput,
   BatchOp,
@@ -39,6 +49,24 @@ export interface TrackerRpc {
   routingStats(): Promise<RoutingStats>;
   /** Everything `GET /metrics` reports of this tracker; counters count since the object started. */
   metrics(): Promise<TrackerMetrics>;
+
+  // The selection API (`selection-types.ts`, reference selection §1), on the same live requests.
+  /** `/select` (query or advisory; a `selectionId` leaves the choice pending) and `/select_and_reserve`. */
+  select(input: SelectInput): Promise<Result<SelectOutcome>>;
+  /** `/reservations`: a pending selection's replay, or an explicit (worker, rank). */
+  reserve(input: ReservationInput): Promise<Result<ReservationOutcome>>;
+  /** Whether `id` is a live booking of this tracker (finding the tracker of an id-only call). */
+  hasReservation(id: string): Promise<boolean>;
+  reservationPrefillComplete(id: string): Promise<Result>;
+  /** One more output block on this replica only (not replicated, as in Dynamo); fraction in [0, 1]. */
+  reservationOutputBlock(id: string, decayFraction?: number): Promise<Result>;
+  endReservation(id: string): Promise<Result>;
+  /** Each schedulable rank's load; null while the partition has no schedulable worker. */
+  selectionLoads(): Promise<SelectionLoad[] | null>;
+  selectionPotentialLoads(query: PromptQuery): Promise<Result<{ loads: SelectionLoad[] }>>;
+  overlapScores(query: PromptQuery): Promise<Result<OverlapScores>>;
+  /** The cache index as Dynamo's `/dump` recovery events; null for a tracker without workers. */
+  cacheDump(): Promise<{ blockSize: number; events: RouterEvent[] } | null>;
 }
 
 /** The per-replica directory of trackers that have workers (used only by unfiltered listings). */

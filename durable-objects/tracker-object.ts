@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { applyBatch } from "./batch";
+import type { RouterEvent } from "./core/cache-index/cache-index";
 import { seededRng, systemRng } from "./core/routing/rng";
 import { type RoutingState, routeRequest, routingStatsOf } from "./core/routing/route-request";
 import type { TrackerStore } from "./core/store";
@@ -17,6 +18,16 @@ import { SqlReplicaStore } from "./replication/sql-replica-store";
 import type { BatchReply } from "./replication/types";
 import { type RouterEnv, routerSettingsOf } from "./router-settings";
 import type { TrackerRpc } from "./rpc";
+import { SelectionHost } from "./selection-host";
+import type {
+  OverlapScores,
+  PromptQuery,
+  ReservationInput,
+  ReservationOutcome,
+  SelectInput,
+  SelectionLoad,
+  SelectOutcome,
+} from "./selection-types";
 import { storedName } from "./storage/identity";
 import { openRouting } from "./storage/sql-affinity-store";
 import { SqlTrackerStore } from "./storage/sql-tracker-store";
@@ -39,6 +50,10 @@ export interface TrackerEnv extends LimitsEnv, RouterEnv {
   REQUEST_EXPIRY_SECONDS?: string;
   /** Comma-separated replica names; the others are this object's peers. */
   REPLICAS?: string;
+  /** Seconds a `/selection/select` with a `selection_id` stays pending (default 120). */
+  SELECTION_CACHE_TTL_SECS?: string;
+  /** Pending selections per tracker object (default 4,096). */
+  SELECTION_CACHE_MAX_ENTRIES?: string;
   /** Delay from a change to its shipping to peers, ms (default 10). */
   REPLICA_FLUSH_MS?: string;
   /** Unacknowledged events per peer before it is resynced by snapshot (default 100,000). */
@@ -72,6 +87,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   private readonly directory: DirectoryLink;
   /** Calls by operation and outcome since this instance started (memory only: see `metrics-counters.ts`). */
   private readonly ops = new OpCounters();
+  /** The selection API's calls on this tracker, and its pending selections. */
+  private readonly selection: SelectionHost;
   private readonly startedAt = Date.now();
 
   constructor(ctx: DurableObjectState, env: TrackerEnv) {
@@ -116,6 +133,10 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
         maxBacklog: positiveOr(env.REPLICA_OUTBOX_CAP, DEFAULT_OUTBOX_CAP),
       });
     }
+    this.selection = new SelectionHost(this.tracker, routerSettingsOf(env), {
+      ttlMs: positiveOr(env.SELECTION_CACHE_TTL_SECS, 120) * 1000,
+      maxEntries: Math.floor(positiveOr(env.SELECTION_CACHE_MAX_ENTRIES, 4_096)),
+    });
     this.routing = openRouting(ctx.storage.sql, Date.now());
     // Session bindings replicate with the tracker: merged from peers, stamped and shipped when made here.
     this.tracker.sessions = this.routing.affinity;
@@ -197,6 +218,48 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   async route(input: RouteInput): Promise<Result<RouteOutcome>> {
     const rng = input.seed === undefined ? systemRng : seededRng(input.seed);
     return this.finish(routeRequest(this.tracker, this.routing, input, Date.now(), rng), "route");
+  }
+
+  /** `/selection/select` and `/selection/select_and_reserve` (chosen and booked in one synchronous step). */
+  async select(input: SelectInput): Promise<Result<SelectOutcome>> {
+    const op = input.mode === "book" ? "select_and_reserve" : "select";
+    return this.finish(this.selection.select(input, Date.now()), op);
+  }
+
+  async reserve(input: ReservationInput): Promise<Result<ReservationOutcome>> {
+    return this.finish(this.selection.reserve(input, Date.now()), "reservations");
+  }
+
+  async hasReservation(id: string): Promise<boolean> {
+    return this.finish(this.selection.has(id, Date.now()));
+  }
+
+  async reservationPrefillComplete(id: string): Promise<Result> {
+    return this.finish(this.selection.prefillComplete(id, Date.now()));
+  }
+
+  async reservationOutputBlock(id: string, decayFraction?: number): Promise<Result> {
+    return this.finish(this.selection.outputBlock(id, decayFraction, Date.now()));
+  }
+
+  async endReservation(id: string): Promise<Result> {
+    return this.finish(this.selection.end(id, Date.now()));
+  }
+
+  async selectionLoads(): Promise<SelectionLoad[] | null> {
+    return this.finish(this.selection.loads(Date.now()));
+  }
+
+  async selectionPotentialLoads(query: PromptQuery): Promise<Result<{ loads: SelectionLoad[] }>> {
+    return this.finish(this.selection.potentialLoads(query, Date.now()));
+  }
+
+  async overlapScores(query: PromptQuery): Promise<Result<OverlapScores>> {
+    return this.finish(this.selection.overlapScores(query, Date.now()));
+  }
+
+  async cacheDump(): Promise<{ blockSize: number; events: RouterEvent[] } | null> {
+    return this.finish(this.selection.dump(Date.now()));
   }
 
   async routingStats(): Promise<RoutingStats> {

@@ -6,6 +6,9 @@ import { PromptTrie } from "./prompt-index/prompt-trie";
 import { RankSlot, type WorkerEntry } from "./rank-slot";
 import type { EventKey } from "./replica/clock";
 
+/** Millionths of a block: the unit output blocks are counted in. */
+const MICRO = 1_000_000;
+
 /** What a request needs to be booked, whoever accepted it: the fields of an `/add`. */
 export type Booking = AddInput;
 
@@ -137,7 +140,21 @@ export class Book {
     this.requests.delete(req.id);
     this.liveBlocksValue -= req.blocks;
     req.slot.requests--;
+    req.slot.outputMicroBlocks -= req.outputMicroBlocks;
     return anchor;
+  }
+
+  /**
+   * One output block of a live request (the selection API's `output_block`), weighing `fraction`
+   * of a block (1 without `decay_fraction`). Kept in millionths so that adding and removing
+   * fractions never drifts; a rank's active decode blocks count them rounded to whole blocks.
+   * Dynamo keeps these on one replica only, and so does this tracker: they are neither replicated
+   * nor stored, and a restart forgets them.
+   */
+  addOutputBlock(req: LiveRequest, fraction = 1): void {
+    const micro = Math.round(fraction * MICRO);
+    req.outputMicroBlocks += micro;
+    req.slot.outputMicroBlocks += micro;
   }
 
   /** Ends a request's pending prefill at `at`; returns the new decaying anchor, if any. */
@@ -162,8 +179,13 @@ export class Book {
       workerId: slot.workerId,
       dpRank: slot.dpRank,
       activePrefillTokens: slot.prefill.activeTokens(now),
-      activeDecodeBlocks: this.trie.blocks(slot.id),
+      activeDecodeBlocks: this.activeBlocks(slot),
     }));
+  }
+
+  /** Distinct prompt blocks of the rank's live requests, plus their output blocks. */
+  private activeBlocks(slot: RankSlot): number {
+    return this.trie.blocks(slot.id) + Math.round(slot.outputMicroBlocks / MICRO);
   }
 
   potentialLoads(hashes: BigUint64Array, newIslTokens: number, now: number): PotentialLoad[] {
@@ -175,7 +197,7 @@ export class Book {
       workerId: slot.workerId,
       dpRank: slot.dpRank,
       potentialPrefillTokens: slot.prefill.activeTokens(now) + newIslTokens,
-      potentialDecodeBlocks: this.trie.blocks(slot.id) + queryBlocks - depths[slot.id]!,
+      potentialDecodeBlocks: this.activeBlocks(slot) + queryBlocks - depths[slot.id]!,
       activeRequests: slot.requests,
     }));
   }

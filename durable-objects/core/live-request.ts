@@ -23,6 +23,8 @@ export class LiveRequest implements PrefillEntry {
    * tracking hashes are not the public ones), nothing for a slot-tracker one.
    */
   cachePrompt: CachePrompt | null | undefined = undefined;
+  /** Output blocks added to it (selection `output_block`), in millionths of a block; this replica only. */
+  outputMicroBlocks = 0;
 
   constructor(
     readonly id: string,

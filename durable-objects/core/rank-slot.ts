@@ -1,11 +1,13 @@
 import type { RegisterInput } from "../types";
-import type { EventKey } from "./replica/clock";
 import { PrefillQueue } from "./prefill-queue";
+import type { EventKey } from "./replica/clock";
 
 /** One data-parallel rank of a registered worker: the unit every load figure is reported for. */
 export class RankSlot {
   /** Live requests on this rank. */
   requests = 0;
+  /** Output blocks of its live requests, in millionths of a block (`Book.addOutputBlock`). */
+  outputMicroBlocks = 0;
   readonly prefill = new PrefillQueue();
 
   constructor(

@@ -15,7 +15,10 @@ export type TrackerOp =
   | "loads"
   | "potential_loads"
   | "route"
-  | "peers";
+  | "peers"
+  | "select"
+  | "select_and_reserve"
+  | "reservations";
 
 /** Calls of one operation with one outcome; the Worker maps the outcome to its HTTP status. */
 export interface OpCount {

@@ -3,8 +3,9 @@
  * carries `replica`, `model` and `tenant`: one scrape covers one replica, and a Prometheus that
  * scrapes several replicas of the same URL must still tell their series apart.
  */
-import type { TrackerKey } from "../../durable-objects/types";
+
 import type { TrackerMetrics, TrackerOp } from "../../durable-objects/metrics/metrics-types";
+import type { TrackerKey } from "../../durable-objects/types";
 import { httpErrorOf } from "../http/errors";
 import type { Exposition, Labels } from "./exposition";
 
@@ -25,10 +26,13 @@ const ROUTE_OF_OP: Record<TrackerOp, string> = {
   potential_loads: "/potential_loads",
   route: "/route",
   peers: "/replica_sync/peers",
+  select: "/selection/select",
+  select_and_reserve: "/selection/select_and_reserve",
+  reservations: "/selection/reservations",
 };
 
 /** Dynamo answers writes that create something with 201. */
-const CREATED: ReadonlySet<TrackerOp> = new Set(["register", "add", "route"]);
+const CREATED: ReadonlySet<TrackerOp> = new Set(["register", "add", "route", "reservations"]);
 
 function statusOf(op: TrackerOp, outcome: TrackerMetrics["ops"][number]["outcome"]): number {
   if (outcome === "ok") return CREATED.has(op) ? 201 : 200;

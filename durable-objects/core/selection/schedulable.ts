@@ -1,0 +1,60 @@
+/**
+ * `core/selection/`: the selection API's booking path on the tracker (reference selection §1.5–1.7,
+ * §4–§6): prompts normalized for the index and the tracker (`selection-prompt.ts`), the candidates
+ * and the choice (`candidates.ts`, `select.ts`), pending selections (`pending-selections.ts`),
+ * bookings and reservations (`reservations.ts`), the per-reservation lifecycle (`lifecycle.ts`) and
+ * the read-only views (`selection-views.ts`).
+ *
+ * This file is the lower one: which workers of a partition the selection API may choose, as the
+ * catalog says (`core/catalog/`), and the partition's hashing shape.
+ */
+import type { WorkerRank } from "../../selection-types";
+
+/** A `schedulable` catalog worker of the partition, as selection reads it. */
+export interface SchedulableWorker {
+  workerId: bigint;
+  /** Where requests for the worker go (non-empty). */
+  endpoint: string;
+  /** Global DP ranks `dpStart ..< dpStart + dpSize`, saturated at u32 (`dp-ranks.ts`). */
+  dpStart: number;
+  dpSize: number;
+  taints: readonly string[];
+  /** KV blocks the worker's cache holds (u64), if given. */
+  totalKvBlocks?: bigint;
+  /** Tokens one engine step may batch (u64), if given. */
+  maxNumBatchedTokens?: bigint;
+}
+
+/** A partition with at least one schedulable worker. */
+export interface SchedulablePartition {
+  /** Tokens per KV block, fixed by the partition's first reconciled worker. */
+  blockSize: number;
+  /** The partition's eagle flag: a prompt's default. */
+  isEagle: boolean;
+  /** In worker id order. */
+  workers: readonly SchedulableWorker[];
+}
+
+const U32_MAX = 0xffff_ffff;
+
+export function hasRank(worker: SchedulableWorker, rank: number): boolean {
+  return rank >= worker.dpStart && rank < Math.min(worker.dpStart + worker.dpSize, U32_MAX);
+}
+
+/** The schedulable worker holding `at`, if there is one. */
+export function workerAt(
+  partition: SchedulablePartition | undefined,
+  at: WorkerRank,
+): SchedulableWorker | undefined {
+  const worker = partition?.workers.find((w) => w.workerId === at.workerId);
+  return worker && hasRank(worker, at.dpRank) ? worker : undefined;
+}
+
+/**
+ * The partition as the worker catalog holds it (`core/catalog/`, reference selection §7): its
+ * `schedulable` records. The catalog joins the tracker with its own change; until then no worker is
+ * schedulable, and every selection answers 503.
+ */
+export function catalogPartition(_tracker: unknown): SchedulablePartition | undefined {
+  return undefined;
+}
