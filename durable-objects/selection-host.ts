@@ -91,9 +91,11 @@ export class SelectionHost {
 
   private context(now: number, seed?: number): SelectionContext {
     this.tracker.expire(now);
+    const partition = this.schedulable(this.tracker);
     return {
       tracker: this.tracker,
-      partition: this.schedulable(this.tracker),
+      // A partition without a schedulable worker is not ready, whatever the source says of it.
+      partition: partition && partition.workers.length > 0 ? partition : undefined,
       config: this.settings.config,
       tracking: this.settings.tracking,
       rng: seed === undefined ? systemRng : seededRng(seed),

@@ -3,11 +3,10 @@
  * `index.ts` so it can be exercised in plain Node without loading the `cloudflare:workers` classes.
  */
 import { Hono } from "hono";
+import { authenticate } from "./auth/auth";
 import type { AppEnv } from "./env";
 import { accessLog } from "./http/access-log";
-import { authenticate } from "./auth/auth";
 import { onError } from "./http/errors";
-import { send } from "./wire/respond";
 import { batch } from "./routes/batch";
 import { dashboard } from "./routes/dashboard";
 import { docs } from "./routes/docs";
@@ -18,6 +17,8 @@ import { metrics } from "./routes/metrics";
 import { registry } from "./routes/registry";
 import { replication } from "./routes/replication";
 import { route } from "./routes/route";
+import { selection } from "./routes/selection";
+import { send } from "./wire/respond";
 
 const app = new Hono<AppEnv>();
 
@@ -32,7 +33,8 @@ const routes = app
   .route("/", loads)
   .route("/", route)
   .route("/", replication)
-  .route("/", health);
+  .route("/", health)
+  .route("/selection", selection);
 
 /** The typed API for `hc<AppType>(baseUrl)`; see `src/client.ts`. */
 export type AppType = typeof routes;
@@ -57,8 +59,24 @@ for (const { path, method } of app.routes) {
   METHODS_OF_PATH.set(path, methods);
 }
 
+/** Paths with parameters (`/selection/reservations/:reservation_id`), as patterns over one segment each. */
+const PARAM_PATHS = [...METHODS_OF_PATH.keys()]
+  .filter((path) => path.includes("/:"))
+  .map((path) => ({
+    path,
+    pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+")}$`),
+  }));
+
+/** The methods `path` answers, over its exact route and every pattern it matches; undefined for none. */
+function allowedMethods(path: string): string[] | undefined {
+  const methods = new Set(METHODS_OF_PATH.get(path));
+  for (const p of PARAM_PATHS)
+    if (p.pattern.test(path)) for (const m of METHODS_OF_PATH.get(p.path)!) methods.add(m);
+  return methods.size > 0 ? [...methods] : undefined;
+}
+
 app.notFound((c) => {
-  const allowed = METHODS_OF_PATH.get(c.req.path);
+  const allowed = allowedMethods(c.req.path);
   if (allowed !== undefined)
     return send(c, { error: "method not allowed" }, 405, { allow: allowed.join(", ") });
   return send(c, { error: "route not found" }, 404);

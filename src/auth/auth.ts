@@ -10,9 +10,9 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { ALL_TENANTS, type Grant, grants, parseApiTokens, TokenTable } from "./api-tokens";
 import { HttpError } from "../http/errors";
 import { send } from "../wire/respond";
+import { ALL_TENANTS, type Grant, grants, parseApiTokens, TokenTable } from "./api-tokens";
 
 /**
  * Answer without any token, whatever the secret: liveness probes carry no credentials, and a browser
@@ -21,8 +21,13 @@ import { send } from "../wire/respond";
  */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health", "/", "/docs", "/openapi.json"]);
 
-/** Paths only `admin` tokens may call: the worker registry and replication status. */
-export const ADMIN_PATHS: ReadonlySet<string> = new Set(["/register", "/unregister", "/replica_sync/peers"]);
+/** Paths only `admin` tokens may call: the worker registry, replication status, the cache index's dump. */
+export const ADMIN_PATHS: ReadonlySet<string> = new Set([
+  "/register",
+  "/unregister",
+  "/replica_sync/peers",
+  "/selection/dump",
+]);
 
 const OPEN: Grant = { tenants: ALL_TENANTS, admin: true };
 /** What a request has before `authenticate` ran: nothing. */

@@ -19,14 +19,17 @@ export interface Answer {
 }
 
 export interface Operation {
-  method: "get" | "post";
+  method: "get" | "post" | "patch" | "delete";
+  /** Hono's form: a `:name` segment is a path parameter. */
   path: string;
-  tag: "Registry" | "Requests" | "Loads" | "Routing" | "Replication" | "Operations";
+  tag: "Registry" | "Requests" | "Loads" | "Routing" | "Replication" | "Operations" | "Selection";
   summary: string;
   description: string;
   access: Access;
   body?: Schema<unknown>;
   query?: Schema<unknown>;
+  /** What each `:name` segment of the path is. */
+  pathParams?: Record<string, string>;
   /** Query parameters read outside the schema (text, optional). */
   extraQuery?: Record<string, string>;
   /** Optional request headers this route reads. */

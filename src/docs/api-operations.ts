@@ -24,6 +24,7 @@ import {
   routeAnswer,
   workersAnswer,
 } from "../schema/responses";
+import { SELECTION_BOOKING_OPERATIONS } from "./api-booking-operations";
 import { type Operation, ok, REPLICA_HEADER } from "./api-operation";
 import { SERVICE_OPERATIONS } from "./api-service-operations";
 
@@ -254,4 +255,8 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
   },
 ];
 
-export const OPERATIONS: readonly Operation[] = [...TRACKER_OPERATIONS, ...SERVICE_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [
+  ...TRACKER_OPERATIONS,
+  ...SELECTION_BOOKING_OPERATIONS,
+  ...SERVICE_OPERATIONS,
+];

@@ -75,8 +75,22 @@ function answerContent(answer: Answer, schemaRef: Doc | undefined): Doc | undefi
   return { [JSON_TYPE]: media, [MSGPACK_TYPE]: { schema: schemaRef } };
 }
 
+/** Hono's `:name` segments as OpenAPI's `{name}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+}
+
 function parameters(op: Operation): Doc[] {
   const out: Doc[] = [];
+  for (const [, name] of op.path.matchAll(/:([A-Za-z0-9_]+)/g)) {
+    out.push({
+      name,
+      in: "path",
+      required: true,
+      description: op.pathParams?.[name!],
+      schema: { type: "string" },
+    });
+  }
   if (op.query !== undefined) {
     const schema = op.query.toJsonSchema();
     const required = new Set((schema.required as readonly string[] | undefined) ?? []);
@@ -179,7 +193,8 @@ export function openApiDocument(operations: readonly Operation[] = OPERATIONS): 
   const schemas: Doc = { Error: annotate64(errorAnswer.toJsonSchema()) };
   const paths: Record<string, Doc> = {};
   for (const op of operations) {
-    paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op, schemas) };
+    const path = openApiPath(op.path);
+    paths[path] = { ...paths[path], [op.method]: operationObject(op, schemas) };
   }
   return {
     openapi: "3.1.0",
@@ -200,6 +215,11 @@ export function openApiDocument(operations: readonly Operation[] = OPERATIONS): 
       { name: "Routing", description: "Choose and book in one step." },
       { name: "Replication", description: "Peer replicas of each tracker." },
       { name: "Operations", description: "Health, metrics, this document, the dashboard." },
+      {
+        name: "Selection",
+        description:
+          "Dynamo's selection service under `/selection`, on the same trackers: choose, choose and book, reservations and their lifecycle, loads with the cache credit, the cache index.",
+      },
     ],
     security: [{ bearerAuth: [] }],
     paths,

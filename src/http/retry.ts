@@ -27,6 +27,13 @@ export const IDEMPOTENT_TRACKER_METHODS: ReadonlySet<string> = new Set([
   "routingStats",
   "metrics",
   "rowsWritten",
+  // The selection API's reads, and its one repeatable write: a second prefill completion is a success.
+  "hasReservation",
+  "reservationPrefillComplete",
+  "selectionLoads",
+  "selectionPotentialLoads",
+  "overlapScores",
+  "cacheDump",
 ]);
 
 type Method = (...args: unknown[]) => Promise<unknown>;

@@ -1,16 +1,14 @@
 /** `POST /route`: choose a worker for a new request and book it, in one call to the tracker object. */
-import type { Context } from "hono";
 import { Hono } from "hono";
 import type { RouteChoice } from "../../durable-objects/types";
 import type { AppEnv } from "../env";
-import { HttpError, unwrap } from "../http/errors";
+import { unwrap } from "../http/errors";
 import { trackerFor } from "../http/stubs";
+import { seedOf } from "../http/test-seed";
 import { routeBody } from "../schema/requests";
 import { validBody } from "../schema/validate";
 import { send } from "../wire/respond";
 
-/** Seeds the call's random draws; honoured only where `ALLOW_TEST_SEED` is "1" (the test config). */
-const SEED_HEADER = "x-slot-tracker-seed";
 /** Set when the answer rests on a resolution the caller should know about (conflicting cards). */
 const WARNING_HEADER = "x-slot-tracker-warning";
 
@@ -60,18 +58,4 @@ function choiceJson(choice: RouteChoice) {
       cached_blocks: choice.cost.cachedBlocks,
     },
   };
-}
-
-/** The seed header as a u32, refused (400) where seeding is not allowed: production never runs seeded. */
-function seedOf(c: Context<AppEnv>): { seed?: number } {
-  const raw = c.req.header(SEED_HEADER);
-  if (raw === undefined) return {};
-  if (c.env.ALLOW_TEST_SEED !== "1") {
-    throw new HttpError(400, `header \`${SEED_HEADER}\` is accepted only when ALLOW_TEST_SEED is "1"`);
-  }
-  const seed = Number(raw);
-  if (!/^\d{1,10}$/.test(raw.trim()) || seed > 0xffff_ffff) {
-    throw new HttpError(400, `header \`${SEED_HEADER}\`: expected an unsigned 32-bit integer`);
-  }
-  return { seed };
 }

@@ -6,8 +6,8 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { type FastMsgpack, readBody } from "../wire/body";
-import type { Infer, Schema } from "./schema";
 import type { QueryInput, WireInput } from "../wire/wire-types";
+import type { Infer, Schema } from "./schema";
 
 /**
  * Reads, decodes and validates the body against `schema` (MessagePack through `fast` first, if given);
@@ -19,6 +19,23 @@ export function validBody<S extends Schema<unknown>>(
 ): MiddlewareHandler<AppEnv, string, { in: { json: WireInput<S> }; out: { json: Infer<S> } }> {
   return async (c, next) => {
     c.req.addValidatedData("json", (await readBody(c, schema, fast)) as object);
+    await next();
+  };
+}
+
+/**
+ * As {@link validBody}, but a request without a body (no content type, nothing sent) reads as `{}`:
+ * for routes whose whole body is optional (`/selection/reservations/{id}/output_block`).
+ */
+export function validOptionalBody<S extends Schema<unknown>>(
+  schema: S,
+): MiddlewareHandler<AppEnv, string, { in: { json: WireInput<S> }; out: { json: Infer<S> } }> {
+  return async (c, next) => {
+    const empty =
+      c.req.header("content-type") === undefined &&
+      (c.req.raw.body === null || c.req.header("content-length") === "0");
+    const body = empty ? schema.parse({}, "") : await readBody(c, schema);
+    c.req.addValidatedData("json", body as object);
     await next();
   };
 }

@@ -1,21 +1,29 @@
 import { encode } from "@msgpack/msgpack";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { type Caller, CALLERS, call, query, TOKENS } from "./client";
+import { standIn } from "../workers/booking-http";
+import { CALLERS, type Caller, call, query, TOKENS } from "./client";
 
 const TENANT = "acme";
 
 interface RouteCase {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   admin: boolean;
   /** The call for `model` of tenant acme, after `setUp` (worker 1 with two ranks, request r1 live). */
   request: (model: string) => { path: string; body?: unknown };
   /** Status for a caller allowed to make it. */
   ok: number;
+  /**
+   * What a caller whose token does not cover the tenant gets, when not the 403: a route that names
+   * only a reservation id cannot tell it is out of scope, and finds no reservation the token may see.
+   */
+  outOfScope?: { status: number; error: string };
 }
 
 const scope = (model: string) => ({ model_name: model, tenant_id: TENANT });
+const partition = (model: string) => ({ model_name: model, routing_group: TENANT });
+const R1_MISSING = { status: 404, error: "reservation r1 not found" };
 
 const ROUTES: RouteCase[] = [
   {
@@ -115,6 +123,98 @@ const ROUTES: RouteCase[] = [
     ok: 200,
     request: (m) => ({ path: `/metrics${query(scope(m))}` }),
   },
+  {
+    method: "POST",
+    path: "/selection/select",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: "/selection/select", body: { ...partition(m), token_ids: [1, 2, 3, 4] } }),
+  },
+  {
+    method: "POST",
+    path: "/selection/select_and_reserve",
+    admin: false,
+    ok: 200,
+    request: (m) => ({
+      path: "/selection/select_and_reserve",
+      body: { ...partition(m), selection_id: "s2", token_ids: [1, 2, 3, 4] },
+    }),
+  },
+  {
+    method: "POST",
+    path: "/selection/reservations",
+    admin: false,
+    ok: 201,
+    request: (m) => ({
+      path: "/selection/reservations",
+      body: {
+        ...partition(m),
+        selection_id: "x2",
+        worker_id: 1,
+        dp_rank: 1,
+        sequence_hashes: [7],
+        isl_tokens: 4,
+      },
+    }),
+  },
+  {
+    method: "POST",
+    path: "/selection/reservations/:reservation_id/prefill_complete",
+    admin: false,
+    ok: 200,
+    outOfScope: R1_MISSING,
+    request: () => ({ path: "/selection/reservations/r1/prefill_complete" }),
+  },
+  {
+    method: "POST",
+    path: "/selection/reservations/:reservation_id/output_block",
+    admin: false,
+    ok: 200,
+    outOfScope: R1_MISSING,
+    request: () => ({ path: "/selection/reservations/r1/output_block", body: {} }),
+  },
+  {
+    method: "DELETE",
+    path: "/selection/reservations/:reservation_id",
+    admin: false,
+    ok: 200,
+    outOfScope: R1_MISSING,
+    request: () => ({ path: "/selection/reservations/r1" }),
+  },
+  {
+    method: "GET",
+    path: "/selection/loads",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: `/selection/loads${query(partition(m))}` }),
+  },
+  {
+    method: "POST",
+    path: "/selection/potential_loads",
+    admin: false,
+    ok: 200,
+    request: (m) => ({
+      path: "/selection/potential_loads",
+      body: { ...partition(m), token_ids: [1, 2, 3, 4] },
+    }),
+  },
+  {
+    method: "POST",
+    path: "/selection/overlap_scores",
+    admin: false,
+    ok: 200,
+    request: (m) => ({
+      path: "/selection/overlap_scores",
+      body: { ...partition(m), token_ids: [1, 2, 3, 4] },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/selection/dump",
+    admin: true,
+    ok: 200,
+    request: () => ({ path: "/selection/dump" }),
+  },
 ];
 
 /**
@@ -133,7 +233,7 @@ function expected(route: RouteCase, caller: Caller): { status: number; error?: s
     case "globex":
       return route.admin
         ? { status: 403, error: `${route.path} requires an admin token` }
-        : { status: 403, error: `this token may not access tenant "acme"` };
+        : (route.outOfScope ?? { status: 403, error: `this token may not access tenant "acme"` });
     case "acme":
       return route.admin
         ? { status: 403, error: `${route.path} requires an admin token` }
@@ -164,6 +264,8 @@ async function setUp(): Promise<string> {
     new_isl_tokens: 10,
   });
   expect(added.status).toBe(201);
+  // The worker is schedulable for the selection API too.
+  await standIn({ model, group: TENANT }, [{ workerId: 1n, dpSize: 2 }]);
   return model;
 }
 

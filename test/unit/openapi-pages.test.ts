@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
 import { DASHBOARD_SCRIPT } from "../../src/dashboard/script";
+import { OPERATIONS } from "../../src/docs/api-operations";
+import { openApiPath } from "../../src/docs/openapi";
 import { escapeHtml, prettyJson } from "../../src/docs/render";
 import type { Env } from "../../src/env";
-import { OPERATIONS } from "../../src/docs/api-operations";
 
 const env = { REPLICAS: "primary", REQUEST_EXPIRY_SECONDS: "300" } as unknown as Env;
 const tokens = JSON.stringify({ "s3cret-admin": { tenants: ["*"], admin: true } });
@@ -15,8 +16,9 @@ describe("GET /docs", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await res.text();
     for (const op of OPERATIONS) {
-      expect(html).toContain(`<span class="path">${escapeHtml(op.path)}</span>`);
-      expect(html).toContain(`id="${`${op.method}-${op.path}`.replace(/[^a-z0-9]+/gi, "-")}"`);
+      const path = openApiPath(op.path);
+      expect(html).toContain(`<span class="path">${escapeHtml(path)}</span>`);
+      expect(html).toContain(`id="${`${op.method}-${path}`.replace(/[^a-z0-9]+/gi, "-")}"`);
     }
     // No external asset and no script: it must work offline and under its own CSP.
     expect(html).not.toMatch(/<script|<link|src="http|href="http/i);

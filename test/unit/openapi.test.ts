@@ -1,11 +1,11 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
-import type { Env } from "../../src/env";
 import { OPERATIONS } from "../../src/docs/api-operations";
+import { openApiDocument, openApiPath } from "../../src/docs/openapi";
+import type { Env } from "../../src/env";
 import { parseJson } from "../../src/wire/json";
 import { stringifyJson } from "../../src/wire/json-write";
-import { openApiDocument } from "../../src/docs/openapi";
 
 type Node = Record<string, unknown>;
 
@@ -15,7 +15,7 @@ const env = { REPLICAS: "primary", REQUEST_EXPIRY_SECONDS: "300" } as unknown as
 function servedRoutes(): Set<string> {
   const served = new Set<string>();
   for (const { method, path } of app.routes)
-    if (method !== "ALL") served.add(`${method.toLowerCase()} ${path}`);
+    if (method !== "ALL") served.add(`${method.toLowerCase()} ${openApiPath(path)}`);
   return served;
 }
 

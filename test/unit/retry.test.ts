@@ -142,17 +142,25 @@ describe("retryingStub", () => {
 
   it("names exactly the reads, prefill_complete and free as idempotent", () => {
     expect([...IDEMPOTENT_TRACKER_METHODS].sort()).toEqual([
+      "cacheDump",
       "free",
+      "hasReservation",
       "listLoads",
       "listWorkers",
       "metrics",
+      "overlapScores",
       "potentialLoads",
       "prefillComplete",
       "replicaStatus",
+      "reservationPrefillComplete",
       "routingStats",
       "rowsWritten",
+      "selectionLoads",
+      "selectionPotentialLoads",
     ]);
-    for (const method of ["add", "register", "unregister", "route", "batch", "replicate"]) {
+    // A retried select could choose again, a booking or output block land twice, an end answer 404.
+    const writes = ["select", "reserve", "reservationOutputBlock", "endReservation"];
+    for (const method of ["add", "register", "unregister", "route", "batch", "replicate", ...writes]) {
       expect(IDEMPOTENT_TRACKER_METHODS.has(method)).toBe(false);
     }
   });
