@@ -28,17 +28,41 @@ import { type TrackerStub, trackerFor, trackerStub } from "./stubs";
 const MAX_REMEMBERED = 65_536;
 
 type Partition = { model: string; tenant: string };
-const owners = new Map<string, Partition>();
+
+/** Reservation id → partition, the most recently remembered kept, at most `max`. */
+export class OwnerMemory {
+  private readonly owners = new Map<string, Partition>();
+
+  constructor(private readonly max = MAX_REMEMBERED) {}
+
+  get size(): number {
+    return this.owners.size;
+  }
+
+  remember(id: string, partition: Partition): void {
+    this.owners.delete(id);
+    this.owners.set(id, partition);
+    if (this.owners.size > this.max) this.owners.delete(this.owners.keys().next().value as string);
+  }
+
+  get(id: string): Partition | undefined {
+    return this.owners.get(id);
+  }
+
+  forget(id: string): void {
+    this.owners.delete(id);
+  }
+}
+
+const owners = new OwnerMemory();
 
 /** Notes that reservation `id` was booked in (model, tenant) through this isolate. */
 export function rememberOwner(id: string, partition: Partition): void {
-  owners.delete(id);
-  owners.set(id, partition);
-  if (owners.size > MAX_REMEMBERED) owners.delete(owners.keys().next().value as string);
+  owners.remember(id, partition);
 }
 
 export function forgetOwner(id: string): void {
-  owners.delete(id);
+  owners.forget(id);
 }
 
 /**
