@@ -155,6 +155,41 @@ describe("POST /selection/select and /selection/select_and_reserve", () => {
     }
   });
 
+  it("answers 413 past the hash cap, 415 for another content type and 429 at the live request cap", async () => {
+    const p = uniquePartition();
+    await schedule(p, [{ workerId: 1n }]);
+    const many = Array.from({ length: 65_537 }, (_, i) => i);
+    const tooMany = await selectionPost(
+      "/select",
+      body(p, { block_hashes: many, sequence_hashes: [1], isl_tokens: 1 }),
+    );
+    expect(tooMany.status).toBe(413);
+    expect(jsonOf(tooMany, 413).error).toContain("block_hashes");
+    const plain = await send("POST", "/selection/select", {
+      headers: { "content-type": "text/plain" },
+      body: "{}",
+    });
+    expect(jsonOf(plain, 415).error).toContain("text/plain");
+    // The workers project caps a tracker at 200 live requests.
+    for (let i = 0; i < 200; i++) {
+      const booked = await selectionPost(
+        "/select_and_reserve",
+        body(p, { selection_id: `c${i}`, token_ids: [i] }),
+      );
+      expect(booked.status).toBe(200);
+    }
+    const capped = await selectionPost(
+      "/select_and_reserve",
+      body(p, { selection_id: "over", token_ids: [1] }),
+    );
+    expect(jsonOf(capped, 429).error).toContain("live request limit reached");
+    const explicit = await selectionPost(
+      "/reservations",
+      body(p, { selection_id: "over", worker_id: 1, sequence_hashes: [1], isl_tokens: 1 }),
+    );
+    expect(explicit.status).toBe(429);
+  });
+
   it("answers 404 and 405 with JSON bodies under /selection", async () => {
     expect(jsonOf(await selectionCall("GET", "/nowhere"), 404)).toEqual({ error: "route not found" });
     expect(jsonOf(await selectionCall("GET", "/select"), 405)).toEqual({ error: "method not allowed" });
