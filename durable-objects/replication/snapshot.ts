@@ -1,6 +1,6 @@
 import { compareKeys } from "../core/replica/clock";
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
-import { addEventOf } from "../core/replica/replica-merge";
+import { addEventOf } from "../core/replica/placement";
 import type { Tracker } from "../core/tracker";
 
 /**

@@ -1,16 +1,15 @@
 /**
  * `core/replica/`: what lets the replicas of a tracker accept changes on their own and still
- * converge. The merge rules (this file), the records that make them order-free
- * (`replica-records.ts`), the prefill timelines that anchors derive from (`departure-log.ts`,
- * `rank-departures.ts`), the hybrid clock that keys each change (`clock.ts`) and the changes
- * themselves (`events.ts`). Shipping them between objects is `durable-objects/replication/`'s.
+ * converge. The merge rules (this file) and where the changes they admit land (`placement.ts`),
+ * the records that make them order-free (`replica-records.ts`), the prefill timelines that anchors
+ * derive from (`departure-log.ts`, `rank-departures.ts`), the hybrid clock that keys each change
+ * (`clock.ts`) and the changes themselves (`events.ts`). Shipping them between objects is `durable-objects/replication/`'s.
  */
-
-import { bookingOf, type LiveRequest } from "../live-request";
-import type { WorkerEntry } from "../rank-slot";
+import type { LiveRequest } from "../live-request";
 import type { TrackerState } from "../tracker-state";
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
+import { activate, place, setAside } from "./placement";
 
 /**
  * Merging another replica's change into a tracker. The rule that makes replicas converge: **for
@@ -121,29 +120,6 @@ function mergeAdd(tracker: TrackerState, event: AddEvent, now: number): void {
   place(tracker, event);
 }
 
-/** Books an add whose request id it wins, or keeps it as an orphan, or lets it die. */
-function place(tracker: TrackerState, event: AddEvent): void {
-  const { records } = tracker;
-  const worker = tracker.book.workers.get(event.workerId);
-  const newest = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
-  // A newer registration or unregistration of its worker ended this add's incarnation for good;
-  // its key stays, so an older add of the id that arrives later stays dead too.
-  if (newest && !isNewer(event, newest)) {
-    const key = { ts: event.ts, origin: event.origin };
-    if (isNewer(key, records.freed.get(event.requestId))) records.setFreed(event.requestId, key);
-    return;
-  }
-  if (!worker || !tracker.book.slotOf(event.workerId, event.dpRank)) {
-    records.setOrphan(event);
-    return;
-  }
-  // A completion newer than the add completes it, and from now on travels with the booking.
-  const mark = records.marks.get(event.requestId);
-  if (mark) records.clearMark(event.requestId);
-  const prefillKey = mark && isNewer(mark, event) ? mark : undefined;
-  tracker.bookRequest(event, event, event.startedAt, event.deadline, prefillKey);
-}
-
 function mergeFree(tracker: TrackerState, event: Extract<ReplicaEvent, { type: "free" }>): void {
   const { records } = tracker;
   const id = event.requestId;
@@ -205,35 +181,6 @@ function mergeUnregister(tracker: TrackerState, event: Extract<ReplicaEvent, { t
   }
   for (const add of survivors) place(tracker, add);
   reconcileBlockSize(tracker);
-}
-
-/** Registers a worker and books the orphans it now places. */
-function activate(tracker: TrackerState, event: RegisterEvent): void {
-  tracker.registerWorker(event);
-  for (const orphan of tracker.records.orphansOf(event.workerId)) {
-    tracker.records.clearOrphan(orphan.requestId);
-    place(tracker, orphan);
-  }
-}
-
-/**
- * Takes a worker out of the book, returning its live requests as adds (prefill state kept as a
- * mark just after each add) so they can be placed again under the worker's next registration.
- */
-function setAside(tracker: TrackerState, worker: WorkerEntry): AddEvent[] {
-  const adds: AddEvent[] = [];
-  for (const req of tracker.book.requests.values()) {
-    if (req.slot.workerId !== worker.workerId) continue;
-    adds.push(addEventOf(tracker, req));
-    tracker.rememberPrefill(req);
-  }
-  tracker.removeWorker(worker, physicalMs(worker.key.ts));
-  return adds;
-}
-
-/** A live request as the add that booked it. */
-export function addEventOf(tracker: TrackerState, req: LiveRequest): AddEvent {
-  return bookingOf(req, tracker.promptOf(req));
 }
 
 /**
