@@ -99,6 +99,34 @@ export class Book {
   }
 
   /**
+   * Gives a worker new ranks in place (a catalog range change): ranks in both ranges keep their
+   * slots, so their live requests, prompts and prefill queues stay as they are. The ranks left out
+   * must have no live requests (the caller moved them out first).
+   */
+  reshapeWorker(entry: WorkerEntry, input: RegisterInput, key: EventKey): WorkerEntry {
+    const { workerId, dpStart, dpSize } = input;
+    const kept = (rank: number) => rank >= entry.dpStart && rank < entry.dpStart + entry.dpSize;
+    for (const slot of entry.slots) {
+      if (slot.dpRank < dpStart || slot.dpRank >= dpStart + dpSize) this.freeRankIds.push(slot.id);
+    }
+    const slots: RankSlot[] = [];
+    for (let rank = dpStart; rank < dpStart + dpSize; rank++) {
+      const id = kept(rank) ? undefined : (this.freeRankIds.pop() ?? this.nextRankId++);
+      slots.push(id === undefined ? entry.slots[rank - entry.dpStart]! : new RankSlot(id, workerId, rank));
+    }
+    this.rankCountValue += dpSize - entry.dpSize;
+    if (this.nextRankId > this.depths.length) {
+      this.depths = new Int32Array(Math.max(this.nextRankId, this.depths.length * 2));
+    }
+    const next: WorkerEntry = { workerId, dpStart, dpSize, slots, input, key };
+    this.workers.set(workerId, next);
+    this.blockSizeValue = input.blockSize;
+    if (this.lastWorker === entry) this.lastWorker = undefined;
+    this.sorted = null;
+    return next;
+  }
+
+  /**
    * Books a request on its slot (which must exist).
    * @param key the change that booked it; orders prefill queues and settles replica conflicts.
    * @param startedAt when it was booked, epoch ms; `deadline` when it expires.

@@ -1,6 +1,12 @@
 import type { AddInput, RegisterInput } from "../types";
 import type { EventKey } from "./replica/clock";
-import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "./replica/events";
+import type {
+  AddEvent,
+  CatalogUpsertEvent,
+  RegisterEvent,
+  ReplicaEvent,
+  TimelineEvent,
+} from "./replica/events";
 import type { LiveRequest } from "./live-request";
 
 /** Kinds of replication record kept by key: a free, an early prefill mark, an unregistration. */
@@ -23,6 +29,12 @@ export interface TrackerStore {
   requestRemoved(req: LiveRequest): void;
   /** The last worker left: the tracker and all its live state are gone. */
   trackerDeleted(): void;
+  /** A worker's ranks changed in place (a catalog range change): bookings on the ranks it kept stay. */
+  workerReshaped?(input: RegisterInput, key: EventKey): void;
+  /** A catalog record was written, or its rank floors moved: `event` is its winning upsert. */
+  catalogSet?(event: CatalogUpsertEvent): void;
+  /** A worker left the catalog. */
+  catalogCleared?(workerId: bigint): void;
   /** A change accepted here, to be shipped to the other replicas. */
   emitted?(event: ReplicaEvent): void;
   /** A replication record (tombstone or early mark) was set or replaced. */

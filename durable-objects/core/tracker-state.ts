@@ -11,6 +11,7 @@ import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
 import { ApproximateIndex } from "./cache-index/approximate-index";
 import type { CacheIndex } from "./cache-index/cache-index";
+import { CatalogState, floorAt } from "./catalog/catalog-state";
 import type { LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./replica/clock";
@@ -73,6 +74,8 @@ export abstract class TrackerState {
   readonly replicated: boolean;
   readonly book = new Book();
   readonly records: ReplicaRecords;
+  /** The selection API's worker catalog of this partition (`core/catalog/`). */
+  readonly catalog: CatalogState;
   readonly clock = new HybridClock();
   readonly store: TrackerStore;
   /** Replicated trackers: when prefills left their ranks, which prefill anchors derive from. */
@@ -99,7 +102,15 @@ export abstract class TrackerState {
     this.origin = options.origin ?? "primary";
     this.replicated = options.replicated ?? false;
     this.records = new ReplicaRecords(this.store);
-    this.departures = this.replicated ? new DepartureLog(this.book, this.store, this.expiryMs) : null;
+    this.catalog = new CatalogState(this.store);
+    this.departures = this.replicated
+      ? new DepartureLog(
+          this.book,
+          this.store,
+          this.expiryMs,
+          (workerId, rank) => this.floorsOf(workerId)?.(rank) ?? this.book.workers.get(workerId)?.key,
+        )
+      : null;
     this.limits = {
       maxLiveRequests: MAX_LIVE_REQUESTS,
       maxLiveBlocks: MAX_LIVE_BLOCKS,
@@ -186,7 +197,13 @@ export abstract class TrackerState {
   restoreWorker(input: RegisterInput, key: EventKey = { ts: 0, origin: this.origin }): void {
     this.clock.observe(key.ts);
     const entry = this.book.insertWorker(input, key);
-    this.departures?.attach(entry);
+    this.departures?.attach(entry, this.floorsOf(input.workerId));
+  }
+
+  /** How far back a worker's ranks keep their bookings: a catalog worker's rank floors, if it is one. */
+  floorsOf(workerId: bigint): ((rank: number) => EventKey | undefined) | undefined {
+    const entry = this.catalog.entries.get(workerId);
+    return entry && ((rank) => floorAt(entry, rank));
   }
 
   /**

@@ -1,8 +1,18 @@
 import { MAX_HASHES_PER_CALL } from "../limits";
 import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
+import { buildRecord, patchRecord } from "./catalog/build-record";
+import { judgeCatalog, reconcilePartition } from "./catalog/catalog-book";
+import { catalogText } from "./catalog/catalog-messages";
+import {
+  CATALOG_CONFIG,
+  type CatalogFields,
+  type CatalogRecord,
+  type WorkerPatch,
+  type WorkerUpsert,
+} from "./catalog/catalog-record";
+import { catalogRecordOf, catalogRecords, removeRecord, writeRecord } from "./catalog/catalog-writes";
 import { fail, text } from "./messages";
 import type { AddEvent } from "./replica/events";
-import { reconcileBlockSize } from "./replica/replica-merge";
 import { TrackerState } from "./tracker-state";
 
 export type { SessionReplica, TrackerLimits, TrackerOptions } from "./tracker-state";
@@ -33,7 +43,8 @@ export class Tracker extends TrackerState {
         text.blockSizeMismatch(this.model, this.tenant, this.blockSize!, blockSize),
       );
     }
-    if (this.book.workers.has(workerId)) {
+    // A catalog record stands for its worker in the slot tracker too (`slot-tracker-meeting.ts`).
+    if (this.book.workers.has(workerId) || this.catalog.entries.has(workerId)) {
       return fail("duplicate_worker", text.duplicateWorker(workerId, this.model, this.tenant));
     }
     if (this.book.workers.size >= this.limits.maxWorkers) {
@@ -56,6 +67,8 @@ export class Tracker extends TrackerState {
       this.records.clearExcluded(workerId);
       for (const orphan of this.records.orphansOf(workerId)) this.records.retireOrphan(orphan);
     }
+    // A fix for the partition may let incomplete catalog records of its block size in.
+    reconcilePartition(this);
     this.emit({ ...key, type: "register", ...input });
     return { ok: true, created };
   }
@@ -64,6 +77,11 @@ export class Tracker extends TrackerState {
     this.expire(now);
     const worker = this.book.workers.get(workerId);
     if (!worker) return fail("worker_not_found", text.workerNotFound(workerId, this.model, this.tenant));
+    if (this.catalog.entries.has(workerId)) {
+      // A catalog worker leaves the catalog too, as one change (`catalog_remove`).
+      const removed = removeRecord(this, workerId, now);
+      return removed.ok ? { ok: true, deleted: !this.exists } : removed;
+    }
     const key = this.stamp(now);
     // Dynamo drops the worker's requests silently (reference §2.1); replicas drop them on this event.
     const dropped = this.removeWorker(worker, now);
@@ -71,9 +89,9 @@ export class Tracker extends TrackerState {
       for (const req of dropped) this.remember(req);
       this.records.setGone(workerId, key);
       for (const orphan of this.records.orphansOf(workerId)) this.records.retireOrphan(orphan);
-      // The oldest registered worker may have been this one: another block size may now decide.
-      reconcileBlockSize(this);
     }
+    // The oldest registered worker may have been this one: another block size may now decide.
+    reconcilePartition(this);
     this.emit({ ...key, type: "unregister", workerId });
     return { ok: true, deleted: !this.exists };
   }
@@ -180,6 +198,39 @@ export class Tracker extends TrackerState {
     return OK;
   }
 
+  /** `POST /selection/workers`: the worker's record replaced whole (reference selection §7). */
+  upsertCatalog(input: WorkerUpsert, now: number): Result<{ record: CatalogRecord }> {
+    this.expire(now);
+    const built = buildRecord(input, { config: CATALOG_CONFIG, fix: undefined });
+    return built.ok ? writeRecord(this, fieldsOf(built.record), now, this.limits) : built;
+  }
+
+  /** `PATCH /selection/workers/{id}`: the given fields over the listed record, judged afresh. */
+  patchCatalog(workerId: bigint, patch: WorkerPatch, now: number): Result<{ record: CatalogRecord }> {
+    this.expire(now);
+    const previous = catalogRecordOf(this, workerId);
+    if (!previous) return fail("worker_not_found", catalogText.workerNotFound(workerId));
+    const built = patchRecord(previous, patch, { config: CATALOG_CONFIG, fix: undefined });
+    return built.ok ? writeRecord(this, fieldsOf(built.record), now, this.limits) : built;
+  }
+
+  /** `DELETE /selection/workers/{id}`: answers the final (`unschedulable`) record. */
+  removeCatalog(workerId: bigint, now: number): Result<{ record: CatalogRecord; deleted: boolean }> {
+    this.expire(now);
+    const removed = removeRecord(this, workerId, now);
+    return removed.ok ? { ok: true, record: removed.deletion.final, deleted: !this.exists } : removed;
+  }
+
+  /** Once storage is read back (records and replication state): judges the catalog's records. */
+  restored(): void {
+    judgeCatalog(this);
+  }
+
+  listCatalog(now: number): CatalogRecord[] {
+    this.expire(now);
+    return catalogRecords(this);
+  }
+
   listWorkers(now: number): WorkerInfo[] {
     this.expire(now);
     return this.book.listWorkers();
@@ -199,4 +250,9 @@ export class Tracker extends TrackerState {
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
     return { ok: true, loads: this.book.potentialLoads(hashes, newIslTokens, now) };
   }
+}
+
+function fieldsOf(record: CatalogRecord): CatalogFields {
+  const { lifecycle: _lifecycle, notSchedulableReasons: _reasons, ...fields } = record;
+  return fields;
 }

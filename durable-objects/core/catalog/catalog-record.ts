@@ -4,7 +4,10 @@
  * what makes a record schedulable and how it reconciles with its partition (`schedulable.ts`),
  * building and patching a record (`build-record.ts`), the transitions of an upsert or a delete
  * (`lifecycle.ts`), listings and `/ready` (`catalog-listing.ts`), where the catalog meets the
- * slot-tracker API's `/register` (`slot-tracker-meeting.ts`), and UTF-8 lengths and order (`utf8.ts`).
+ * slot-tracker API's `/register` (`slot-tracker-meeting.ts`). The catalog a tracker holds: its
+ * entries (`catalog-state.ts`) and their rank floors (`rank-floors.ts`), the partition's fix as a
+ * function of them (`partition-fix.ts`), the book they put workers in (`catalog-book.ts`) and the
+ * writes a replica accepts (`catalog-writes.ts`); the merge rule is `core/replica/catalog-merge.ts`.
  *
  * One record per worker id, service-wide; it lives in the tracker of its partition (model, routing
  * group). Fields mirror Dynamo's `WorkerCatalogRecord` in its declaration order; an absent optional

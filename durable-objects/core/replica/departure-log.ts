@@ -1,5 +1,5 @@
 import type { Book } from "../book";
-import { compareKeys, physicalMs } from "./clock";
+import { compareKeys, type EventKey, physicalMs } from "./clock";
 import type { AddEvent, TimelineEvent } from "./events";
 import { bookingOf, type LiveRequest } from "../live-request";
 import { MAX_PREFILL_TIMELINES } from "../../limits";
@@ -41,6 +41,9 @@ export class DepartureLog {
     private readonly book: Book,
     private readonly store: TrackerStore,
     private readonly expiryMs: number,
+    /** The key a rank's current incarnation started after: its worker's registration by default. */
+    private readonly floorOf: (workerId: bigint, dpRank: number) => EventKey | undefined = (workerId) =>
+      book.workers.get(workerId)?.key,
   ) {}
 
   /**
@@ -92,12 +95,15 @@ export class DepartureLog {
 
   /**
    * Gives a newly registered worker's ranks their departures, less those booked before this
-   * registration: they belong to an earlier incarnation of the rank, which this one replaced.
+   * registration: they belong to an earlier incarnation of the rank, which this one replaced. A
+   * catalog worker's rank lives on across its changes that kept it: `floorOf` gives the key each
+   * rank's incarnation started after (none: it keeps everything), instead of the registration's.
    */
-  attach(worker: WorkerEntry): void {
+  attach(worker: WorkerEntry, floorOf?: (rank: number) => EventKey | undefined): void {
     for (const slot of worker.slots) {
       const departures = this.rank(worker.workerId, slot.dpRank);
-      departures.dropBefore(worker.key.ts, worker.key.origin);
+      const floor = floorOf ? floorOf(slot.dpRank) : worker.key;
+      if (floor) departures.dropBefore(floor.ts, floor.origin);
       slot.prefill.departures = departures;
     }
   }
@@ -164,8 +170,8 @@ export class DepartureLog {
     if (add.newIslTokens === 0) return;
     const end = Math.min(add.deadline, nextMs);
     if (end < now - this.expiryMs) return;
-    const worker = this.book.workers.get(add.workerId);
-    if (worker && compareKeys(add, worker.key) < 0) return;
+    const floor = this.floorOf(add.workerId, add.dpRank);
+    if (floor && compareKeys(add, floor) < 0) return;
     this.rank(add.workerId, add.dpRank).set(add.ts, add.origin, end);
   }
 

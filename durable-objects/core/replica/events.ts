@@ -1,4 +1,7 @@
 import type { AddInput, RegisterInput } from "../../types";
+import type { CatalogFields } from "../catalog/catalog-record";
+import type { RankRange } from "../catalog/dp-ranks";
+import type { FloorSegment } from "../catalog/rank-floors";
 import type { EventKey } from "./clock";
 
 /**
@@ -26,11 +29,29 @@ export type ReplicaEvent =
       workerId: bigint;
       dpRank: number;
       expiresAt: number;
-    });
+    })
+  | (EventKey & {
+      /** A catalog record written (`POST` or `PATCH /selection/workers`), merged by `catalog-merge.ts`. */
+      type: "catalog_upsert";
+      workerId: bigint;
+      /** The record as written: a POST's whole, a PATCH's merged into the record at its origin. */
+      fields: CatalogFields;
+      /** Founder order: since when it may fix the partition with this block size and eagle flag. */
+      candidacy: EventKey;
+      /** Whether its origin found it agreeing with the partition's other founders (`partition-fix.ts`). */
+      agreed: boolean;
+      /** Ranks whose live bookings this change keeps (those its old and new ranges share); none when absent. */
+      keeps?: RankRange;
+      /** Over `keeps`: the newest key of another change of the worker that did not keep the rank. */
+      floors: FloorSegment[];
+    })
+  /** A worker leaving the catalog (`DELETE /selection/workers/{id}`, or `/unregister` of a catalog worker). */
+  | (EventKey & { type: "catalog_remove"; workerId: bigint });
 
 export type AddEvent = Extract<ReplicaEvent, { type: "add" }>;
 export type RegisterEvent = Extract<ReplicaEvent, { type: "register" }>;
 export type BindEvent = Extract<ReplicaEvent, { type: "bind" }>;
+export type CatalogUpsertEvent = Extract<ReplicaEvent, { type: "catalog_upsert" }>;
 
 /** A change that starts or ends a request's prefill: what a request id's timeline holds. */
 export type TimelineEvent = AddEvent | Extract<ReplicaEvent, { type: "free" | "prefill_complete" }>;

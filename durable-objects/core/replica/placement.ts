@@ -4,6 +4,7 @@
  * and put back with the orphans it now places.
  */
 
+import { belowFloor } from "../catalog/catalog-state";
 import { bookingOf, type LiveRequest } from "../live-request";
 import type { WorkerEntry } from "../rank-slot";
 import type { TrackerState } from "../tracker-state";
@@ -14,10 +15,9 @@ import type { AddEvent, RegisterEvent } from "./events";
 export function place(tracker: TrackerState, event: AddEvent): void {
   const { records } = tracker;
   const worker = tracker.book.workers.get(event.workerId);
-  const newest = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
   // A newer registration or unregistration of its worker ended this add's incarnation for good;
   // its key stays, so an older add of the id that arrives later stays dead too.
-  if (newest && !isNewer(event, newest)) {
+  if (endedBefore(tracker, event)) {
     const key = { ts: event.ts, origin: event.origin };
     if (isNewer(key, records.freed.get(event.requestId))) records.setFreed(event.requestId, key);
     return;
@@ -60,4 +60,18 @@ export function setAside(tracker: TrackerState, worker: WorkerEntry): AddEvent[]
 /** A live request as the add that booked it. */
 export function addEventOf(tracker: TrackerState, req: LiveRequest): AddEvent {
   return bookingOf(req, tracker.promptOf(req));
+}
+
+/**
+ * Whether a change of the add's worker newer than the add ended the rank it names: for a catalog
+ * worker, the rank's floor (`core/catalog/catalog-state.ts`), which its changes that kept the rank
+ * leave where it was; for a registered one, its newest registration or unregistration.
+ */
+function endedBefore(tracker: TrackerState, event: AddEvent): boolean {
+  const entry = tracker.catalog.entries.get(event.workerId);
+  if (entry) return belowFloor(entry, event.dpRank, event);
+  const { records } = tracker;
+  const worker = tracker.book.workers.get(event.workerId);
+  const newest = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
+  return newest !== undefined && !isNewer(event, newest);
 }

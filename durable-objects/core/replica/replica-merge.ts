@@ -5,8 +5,11 @@
  * derive from (`departure-log.ts`, `rank-departures.ts`), the hybrid clock that keys each change
  * (`clock.ts`) and the changes themselves (`events.ts`). Shipping them between objects is `durable-objects/replication/`'s.
  */
+
+import { reconcilePartition } from "../catalog/catalog-book";
 import type { LiveRequest } from "../live-request";
 import type { TrackerState } from "../tracker-state";
+import { catalogYields, mergeCatalogUpsert } from "./catalog-merge";
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 import { activate, place, setAside } from "./placement";
@@ -19,7 +22,8 @@ import { activate, place, setAside } from "./placement";
  *
  * - a worker is registered iff its newest change is a registration; the tracker's block size is
  *   that of its oldest registered worker, and workers of another block size are set aside
- *   (`excluded`) rather than mixed in;
+ *   (`excluded`) rather than mixed in; catalog upserts and removals compete in the same newest-key
+ *   order, and a catalog worker's bookings live by its rank floors (`catalog-merge.ts`);
  * - a request is live iff its newest change is an add (a free or nothing after it), the add is newer
  *   than its worker's current registration, its rank is in that registration's range, and its
  *   deadline (carried in the add: every replica expires it at the same moment) has not passed;
@@ -67,7 +71,12 @@ export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, no
       mergeRegister(tracker, event);
       break;
     case "unregister":
+    case "catalog_remove":
+      // A removal from the catalog is the registry's unregistration: the worker id is gone here.
       mergeUnregister(tracker, event);
+      break;
+    case "catalog_upsert":
+      mergeCatalogUpsert(tracker, event);
       break;
     case "bind":
       // Session bindings keep their own newest-wins rule (`session-affinity.ts`).
@@ -153,6 +162,7 @@ function mergePrefill(
 }
 
 function mergeRegister(tracker: TrackerState, event: RegisterEvent): void {
+  if (!catalogYields(tracker, event)) return;
   const { records, book } = tracker;
   const worker = book.workers.get(event.workerId);
   const current = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
@@ -163,10 +173,11 @@ function mergeRegister(tracker: TrackerState, event: RegisterEvent): void {
   if (tracker.exists && event.blockSize !== tracker.blockSize) records.setExcluded(event);
   else activate(tracker, event);
   for (const add of survivors) place(tracker, add);
-  reconcileBlockSize(tracker);
+  reconcilePartition(tracker);
 }
 
-function mergeUnregister(tracker: TrackerState, event: Extract<ReplicaEvent, { type: "unregister" }>): void {
+function mergeUnregister(tracker: TrackerState, event: EventKey & { workerId: bigint }): void {
+  if (!catalogYields(tracker, event)) return;
   const { records, book } = tracker;
   const worker = book.workers.get(event.workerId);
   const current = worker?.key ?? records.excluded.get(event.workerId) ?? records.gone.get(event.workerId);
@@ -180,35 +191,5 @@ function mergeUnregister(tracker: TrackerState, event: Extract<ReplicaEvent, { t
     if (!isNewer(orphan, event)) records.retireOrphan(orphan);
   }
   for (const add of survivors) place(tracker, add);
-  reconcileBlockSize(tracker);
-}
-
-/**
- * Settles registrations of different block sizes: the oldest registered worker decides, workers of
- * its size are in the book and the others are set aside. Only registrations made concurrently at
- * two replicas on an empty tracker ever disagree, so the full pass here is rare.
- */
-export function reconcileBlockSize(tracker: TrackerState): void {
-  const { records, book } = tracker;
-  if (records.excluded.size === 0) return;
-  let founder: { key: EventKey; blockSize: number } | undefined;
-  for (const w of book.workers.values()) {
-    if (!founder || isNewer(founder.key, w.key)) founder = { key: w.key, blockSize: w.input.blockSize };
-  }
-  for (const e of records.excluded.values()) {
-    if (!founder || isNewer(founder.key, e)) founder = { key: e, blockSize: e.blockSize };
-  }
-  if (!founder) return;
-  const blockSize = founder.blockSize;
-  for (const w of [...book.workers.values()]) {
-    if (w.input.blockSize === blockSize) continue;
-    const orphans = setAside(tracker, w);
-    records.setExcluded({ ...w.key, type: "register", ...w.input });
-    for (const add of orphans) records.setOrphan(add);
-  }
-  for (const e of [...records.excluded.values()]) {
-    if (e.blockSize !== blockSize) continue;
-    records.clearExcluded(e.workerId);
-    activate(tracker, e);
-  }
+  reconcilePartition(tracker);
 }
