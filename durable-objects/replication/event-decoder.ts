@@ -2,11 +2,12 @@
  * Reads the event maps `event-encoder.ts` writes. Keys may come in any order; a key this version
  * does not know is skipped (bounded in depth), so a newer replica can add fields during a deploy.
  * Everything else must match: each known field has one type, a field appears at most once, every
- * required one is there, and variants are the six this codec writes. Decoded events carry no
+ * required one is there, and variants are the eight this codec writes. Decoded events carry no
  * `undefined` keys: an absent optional stays absent.
  */
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
 import type { CachePrompt } from "../types";
+import { type CatalogUpsertData, readCatalogUpsert } from "./catalog-codec";
 import { once, readMap, requireKeys } from "./map-fields";
 import type { MsgpackReader } from "./msgpack-reader";
 import { type BindData, type RegisterData, readBind, readRegister } from "./variant-decoders";
@@ -18,11 +19,12 @@ const DEADLINE = 256;
 const CACHE_PROMPT = 512;
 const REQUIRED = F.request_id | F.worker | F.data | F.router_id | F.origin | F.clock;
 
-type Unit = "free" | "prefill_complete" | "unregister";
+type Unit = "free" | "prefill_complete" | "unregister" | "catalog_remove";
 const UNITS = new Map<string, Unit>([
   ["Free", "free"],
   ["MarkPrefillCompleted", "prefill_complete"],
   ["UnregisterWorker", "unregister"],
+  ["CatalogRemove", "catalog_remove"],
 ]);
 type AddData = Pick<
   AddEvent,
@@ -32,7 +34,8 @@ type Data =
   | { type: Unit }
   | ({ type: "add" } & AddData)
   | ({ type: "register" } & RegisterData)
-  | ({ type: "bind" } & BindData);
+  | ({ type: "bind" } & BindData)
+  | ({ type: "catalog_upsert" } & CatalogUpsertData);
 
 export function readEvent(r: MsgpackReader): ReplicaEvent {
   let requestId = "";
@@ -136,7 +139,13 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
       return { ts, origin, type, workerId, ...rest };
     }
     case "unregister":
+    case "catalog_remove":
       return { ts, origin, type: d.type, workerId };
+    case "catalog_upsert": {
+      const { type, ...rest } = d;
+      // The record's id is the event's worker.
+      return { ts, origin, type, workerId, ...rest, fields: { ...rest.fields, workerId } };
+    }
     case "bind": {
       const { type, ...rest } = d;
       return { ts, origin, type, workerId, dpRank, ...rest };
@@ -159,7 +168,8 @@ function readData(r: MsgpackReader): Data {
   if (variant === "AddRequest") return readAdd(r);
   if (variant === "RegisterWorker") return readRegister(r);
   if (variant === "SessionBound") return readBind(r);
-  return r.fail("data", "AddRequest, RegisterWorker or SessionBound", variantAt);
+  if (variant === "CatalogUpsert") return readCatalogUpsert(r);
+  return r.fail("data", "AddRequest, RegisterWorker, SessionBound or CatalogUpsert", variantAt);
 }
 
 function readAdd(r: MsgpackReader): Data {

@@ -7,7 +7,8 @@
  *               Dynamo's receivers take the rank from their own index for those anyway)
  *   data        { "AddRequest": {…} } | "Free" | "MarkPrefillCompleted"
  *               | { "RegisterWorker": {…} } | "UnregisterWorker" | { "SessionBound": {…} }
- *               (the last three are ours)
+ *               | { "CatalogUpsert": {…} } | "CatalogRemove" (the last five are ours;
+ *               `catalog-codec.ts`)
  *   router_id   u64, FNV-1a 64 of the origin's name (`routerIdOf`)
  *   lora_name   nil
  *   origin      string; clock: the HLC time `ts`, uint
@@ -22,6 +23,7 @@
 
 import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/replica/events";
 import type { CachePrompt, RouterCard } from "../types";
+import { writeCatalogUpsert } from "./catalog-codec";
 import { MsgpackWriter } from "./msgpack-writer";
 
 const TWO_32 = 0x1_0000_0000;
@@ -97,6 +99,14 @@ export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
     case "unregister":
       writeWorkerHead(w, e.workerId);
       writeUnit(w, "UnregisterWorker");
+      break;
+    case "catalog_upsert":
+      writeWorkerHead(w, e.workerId);
+      writeCatalogUpsert(w, e);
+      break;
+    case "catalog_remove":
+      writeWorkerHead(w, e.workerId);
+      writeUnit(w, "CatalogRemove");
       break;
     case "bind":
       w.raw(HEAD);

@@ -5,7 +5,7 @@ import type { Tracker } from "../core/tracker";
 
 /**
  * This replica's whole state as the events that rebuild it when merged: registered and set-aside
- * workers, unregistrations, live and orphaned bookings with their prefill completions, frees and
+ * workers, catalog records (each its winning upsert, floors included), unregistrations and removals, live and orphaned bookings with their prefill completions, frees and
  * early marks, and the prefill timelines that anchors derive from (`core/replica/departure-log.ts`): the
  * adds that have left (without their prompts), frees and completions of the last two expiry ages.
  * It is what a peer that missed part of the stream merges to catch up exactly. A
@@ -14,7 +14,11 @@ import type { Tracker } from "../core/tracker";
  */
 export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
   const { book, records } = tracker;
-  for (const w of [...book.workers.values()]) yield { ...w.key, type: "register", ...w.input };
+  // A catalog worker's book entry follows from its record, which travels whole with its floors.
+  for (const w of [...book.workers.values()]) {
+    if (!tracker.catalog.entries.has(w.workerId)) yield { ...w.key, type: "register", ...w.input };
+  }
+  for (const entry of [...tracker.catalog.entries.values()]) yield entry.upsert;
   for (const e of [...records.excluded.values()]) yield e;
   for (const [workerId, key] of [...records.gone]) yield { ...key, type: "unregister", workerId };
   for (const req of book.requests.values()) {

@@ -1,6 +1,7 @@
 /** fast-check arbitraries of replication events and batches, for the codec's property tests. */
 import fc from "fast-check";
-import type { ReplicaEvent } from "../../durable-objects/core/replica/events";
+import { compareUtf8 } from "../../durable-objects/core/order";
+import type { CatalogUpsertEvent, ReplicaEvent } from "../../durable-objects/core/replica/events";
 import type { ReplicaBatch } from "../../durable-objects/replication/event-codec";
 
 const U64_MAX = 2n ** 64n - 1n;
@@ -63,6 +64,8 @@ export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
     }),
     fc.record({ ...k, type: fc.constant("unregister" as const), workerId: u64 }),
     fc.record({ ...k, type: fc.constantFrom("free" as const, "prefill_complete" as const), requestId: text }),
+    catalogUpsert(u64, u32, text, opt).map((e) => ({ ...e, fields: defined(e.fields) })),
+    fc.record({ ...k, type: fc.constant("catalog_remove" as const), workerId: u64 }),
     fc.record({
       ...k,
       type: fc.constant("bind" as const),
@@ -84,4 +87,61 @@ export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
       events: fc.array(event.map(defined), { maxLength: 10 }),
     })
     .map(defined);
+}
+
+/** A catalog upsert whose record's id is its worker's, collections in the order the codec writes them. */
+function catalogUpsert(
+  u64: fc.Arbitrary<bigint>,
+  u32: fc.Arbitrary<number>,
+  text: fc.Arbitrary<string>,
+  opt: <T>(a: fc.Arbitrary<T>) => fc.Arbitrary<T | undefined>,
+): fc.Arbitrary<CatalogUpsertEvent> {
+  const key = fc.record({ ts: fc.maxSafeNat(), origin: text });
+  const rankMap = fc.uniqueArray(fc.tuple(u32, text), { selector: ([rank]) => rank, maxLength: 3 });
+  const range = fc.tuple(u32, u32).map(([a, b]) => ({ start: Math.min(a, b), end: Math.max(a, b) }));
+  return fc
+    .record({
+      key,
+      workerId: u64,
+      candidacy: key,
+      agreed: fc.boolean(),
+      keeps: opt(range),
+      floors: fc.array(fc.record({ start: u32, end: u32, key }), { maxLength: 3 }),
+      fields: fc.record({
+        model: text,
+        tenant: text,
+        endpoint: opt(text),
+        kvEventsEndpoint: opt(text),
+        kvEventsEndpoints: rankMap.map((pairs) => new Map(pairs)),
+        replayEndpoint: opt(text),
+        blockSize: opt(u32),
+        dpStart: opt(u32),
+        dpSize: opt(u32),
+        maxNumBatchedTokens: opt(u64),
+        totalKvBlocks: opt(u64),
+        stableRoutingId: opt(text),
+        isEagle: opt(fc.boolean()),
+        taints: fc.uniqueArray(text, { maxLength: 3 }).map((taints) => taints.sort(compareUtf8)),
+        topologyDomains: fc
+          .uniqueArray(fc.tuple(text, text), { selector: ([d]) => d, maxLength: 3 })
+          .map((pairs) => new Map(pairs)),
+        kvTransferDomain: opt(text),
+        kvTransferEnforcement: opt(fc.constantFrom("required" as const, "preferred" as const)),
+        kvTransferPreferredWeight: opt(fc.double({ noNaN: true })),
+        routerHintWorkerType: opt(text),
+        routerHintSourceControlEndpoints: rankMap.map((pairs) => new Map(pairs)),
+        kvEventSourceMode: opt(text),
+      }),
+    })
+    .map(({ key: { ts, origin }, workerId, fields, candidacy, agreed, keeps, floors }) => ({
+      ts,
+      origin,
+      type: "catalog_upsert" as const,
+      workerId,
+      fields: { workerId, ...fields },
+      candidacy: { ...candidacy },
+      agreed,
+      ...(keeps && { keeps: { ...keeps } }),
+      floors: floors.map(({ start, end, key }) => ({ start, end, key: { ...key } })),
+    }));
 }

@@ -1,13 +1,15 @@
 import fc from "fast-check";
 import { afterAll, expect, it } from "vitest";
+import type { Tracker } from "../../durable-objects/core/tracker";
 import { EXPIRY_MS, expectDrained, observe, play, scenarioArb, totals } from "./replication-scenario";
 
 /**
  * Replicas over a hostile network converge: random operations at random replicas (drawn from small
  * alphabets so the same request id is added at two replicas, freed where its add has not arrived,
- * completed elsewhere, and workers re-registered or unregistered concurrently), while batches are
- * dropped, duplicated, held back and delivered after newer ones, timed out while their copy is
- * still on the wire, refused as overloaded, and links are partitioned. Then the network heals and
+ * completed elsewhere, workers re-registered or unregistered concurrently, and catalog records
+ * upserted, their DP ranges changed and removed, against registrations of the same ids), while
+ * batches are dropped, duplicated, held back and delivered after newer ones, timed out while their
+ * copy is still on the wire, refused as overloaded, and links are partitioned. Then the network heals and
  * the replicas settle; every replica must answer every read identically, at several common times,
  * decayed prefill figures included (where adds carry an expected prefill duration), and anchor each
  * rank's decaying front at the same moment (`observe`). fast-check prints the seed and the shrunk
@@ -16,11 +18,22 @@ import { EXPIRY_MS, expectDrained, observe, play, scenarioArb, totals } from "./
 
 const READ_OFFSETS = [0, 1, 200, 2_000, EXPIRY_MS / 2, EXPIRY_MS + 1];
 
+/** What the settled catalogs held over all runs, so the test can check the catalog's paths were taken. */
+const catalog = { records: 0, bookings: 0, floors: 0 };
+
+function countCatalog(tracker: Tracker): void {
+  catalog.records += tracker.catalog.size;
+  for (const entry of tracker.catalog.entries.values()) if (entry.upsert.floors.length > 0) catalog.floors++;
+  for (const req of tracker.book.requests.values())
+    if (tracker.catalog.entries.has(req.slot.workerId)) catalog.bookings++;
+}
+
 it("replicas read identically once the network heals and every batch is delivered, whatever the interleaving", () => {
   fc.assert(
     fc.property(scenarioArb, (s) => {
       const { sim, now } = play(s, false);
       expectDrained(sim, now);
+      countCatalog(sim.replicas[0]!.tracker);
       for (const offset of READ_OFFSETS) {
         const [first, ...rest] = sim.replicas.map((r) => observe(r.tracker, now + offset));
         for (const [i, seen] of rest.entries())
@@ -61,4 +74,8 @@ afterAll(() => {
   expect(totals.stale).toBeGreaterThan(0);
   expect(totals.timeouts).toBeGreaterThan(0);
   expect(totals.dropped).toBeGreaterThan(0);
+  // Catalog records, bookings of catalog workers, and floors kept across a range change or a late change.
+  expect(catalog.records).toBeGreaterThan(0);
+  expect(catalog.bookings).toBeGreaterThan(0);
+  expect(catalog.floors).toBeGreaterThan(0);
 });
