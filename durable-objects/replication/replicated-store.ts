@@ -1,5 +1,11 @@
 import type { EventKey } from "../core/replica/clock";
-import type { AddEvent, RegisterEvent, ReplicaEvent, TimelineEvent } from "../core/replica/events";
+import type {
+  AddEvent,
+  CatalogUpsertEvent,
+  RegisterEvent,
+  ReplicaEvent,
+  TimelineEvent,
+} from "../core/replica/events";
 import type { LiveRequest } from "../core/live-request";
 import type { RecordKind, TrackerStore } from "../core/store";
 import type { SqlTrackerStore } from "../storage/sql-tracker-store";
@@ -45,6 +51,18 @@ export class ReplicatedStore implements TrackerStore {
 
   trackerDeleted(): void {
     this.base.trackerDeleted();
+  }
+
+  workerReshaped(input: RegisterInput, key: EventKey): void {
+    this.base.workerReshaped(input, key);
+  }
+
+  catalogSet(upsert: CatalogUpsertEvent): void {
+    this.base.catalogSet(upsert);
+  }
+
+  catalogCleared(workerId: bigint): void {
+    this.base.catalogCleared(workerId);
   }
 
   emitted(event: ReplicaEvent): void {

@@ -1,7 +1,9 @@
 import type { LiveRequest } from "../core/live-request";
 import type { EventKey } from "../core/replica/clock";
+import type { CatalogUpsertEvent } from "../core/replica/events";
 import type { TrackerStore } from "../core/store";
 import type { Tracker } from "../core/tracker";
+import { decodeEvent, encodeEvent } from "../replication/event-codec";
 import type { AddInput, RegisterInput } from "../types";
 import { storeName } from "./identity";
 import { RequestJournal, replayJournal, type Write } from "./request-journal";
@@ -13,8 +15,15 @@ import {
   requestValues,
   UPSERT_REQUEST,
 } from "./request-rows";
+import { bytesOf } from "./row-groups";
 import { profileColumns, profileOfRow } from "./sql-worker-profile";
-import { migrateTrackerSchema, type RequestRow, TRACKER_SCHEMA, type WorkerRow } from "./tracker-schema";
+import {
+  type CatalogRow,
+  migrateTrackerSchema,
+  type RequestRow,
+  TRACKER_SCHEMA,
+  type WorkerRow,
+} from "./tracker-schema";
 import { blobToHashes, blobToU64, u64ToBlob } from "./u64";
 
 /**
@@ -47,6 +56,13 @@ export class SqlTrackerStore implements TrackerStore {
   hydrate(tracker: Tracker): void {
     if (!this.schemaReady) return;
     replayJournal(this.sql, this.write);
+    // Catalog records first: a catalog worker's ranks keep their bookings by its floors.
+    for (const row of this.sql.exec<CatalogRow>("SELECT * FROM catalog")) {
+      const upsert = decodeEvent(new Uint8Array(row.upsert));
+      if (upsert.type !== "catalog_upsert") continue;
+      tracker.clock.observe(upsert.ts);
+      tracker.catalog.restore(upsert);
+    }
     for (const row of this.sql.exec<WorkerRow>("SELECT * FROM workers")) {
       tracker.restoreWorker(
         {
@@ -95,6 +111,33 @@ export class SqlTrackerStore implements TrackerStore {
       key.ts,
       key.origin,
     );
+  }
+
+  workerReshaped(input: RegisterInput, key: EventKey): void {
+    this.exec(
+      `INSERT OR REPLACE INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config, key_ts, key_origin)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      u64ToBlob(input.workerId),
+      input.blockSize,
+      input.dpStart,
+      input.dpSize,
+      ...profileColumns(input),
+      key.ts,
+      key.origin,
+    );
+  }
+
+  catalogSet(upsert: CatalogUpsertEvent): void {
+    this.ensureSchema();
+    this.exec(
+      "INSERT OR REPLACE INTO catalog (worker_id, upsert) VALUES (?, ?)",
+      u64ToBlob(upsert.workerId),
+      bytesOf(encodeEvent(upsert)),
+    );
+  }
+
+  catalogCleared(workerId: bigint): void {
+    if (this.schemaReady) this.exec("DELETE FROM catalog WHERE worker_id = ?", u64ToBlob(workerId));
   }
 
   workerRemoved(workerId: bigint): void {

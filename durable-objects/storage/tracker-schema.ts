@@ -10,7 +10,9 @@
  * prefill FIFO (and so the decay anchor) must come back in that order after a restart.
  * `WITHOUT ROWID` keys the table by request id alone, with no second index to write. `journal`
  * holds request changes not yet folded into `requests`, one row per call that grouped them
- * (`request-journal.ts`).
+ * (`request-journal.ts`). `catalog` holds the selection API's worker records, one row per worker id:
+ * its winning upsert (floors merged in) as the replication codec writes it, so one encoding serves
+ * the wire and the disk; the record's judgement is derived again on hydrate.
  */
 
 export const TRACKER_SCHEMA = `
@@ -63,6 +65,10 @@ CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
   value
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS catalog (
+  worker_id BLOB PRIMARY KEY,
+  upsert BLOB NOT NULL
+) WITHOUT ROWID;
 `;
 
 export interface WorkerRow extends Record<string, SqlStorageValue> {
@@ -75,6 +81,12 @@ export interface WorkerRow extends Record<string, SqlStorageValue> {
   /** The registration's replication key. */
   key_ts: number;
   key_origin: string;
+}
+
+export interface CatalogRow extends Record<string, SqlStorageValue> {
+  worker_id: ArrayBuffer;
+  /** The record's `catalog_upsert` event, MessagePack (`replication/event-codec.ts`). */
+  upsert: ArrayBuffer;
 }
 
 export interface RequestRow extends Record<string, SqlStorageValue> {
