@@ -3,6 +3,7 @@
  * and results are in `types.ts` and `metrics-types.ts`. Kept above both, so neither imports the other.
  */
 import type { RouterEvent } from "./core/cache-index/cache-index";
+import type { CatalogRecord, WorkerPatch, WorkerUpsert } from "./core/catalog/catalog-record";
 import type { PeerStatus, TrackerMetrics } from "./metrics/metrics-types";
 import type {
   OverlapScores,
@@ -67,6 +68,14 @@ export interface TrackerRpc {
   overlapScores(query: PromptQuery): Promise<Result<OverlapScores>>;
   /** The cache index as Dynamo's `/dump` recovery events; null for a tracker without workers. */
   cacheDump(): Promise<{ blockSize: number; events: RouterEvent[] } | null>;
+  /** `POST /selection/workers` in this partition: the record replaced whole, judged. */
+  catalogUpsert(input: WorkerUpsert): Promise<Result<{ record: CatalogRecord }>>;
+  /** `PATCH /selection/workers/{id}`: `worker_not_found` when this partition does not list it. */
+  catalogPatch(workerId: bigint, patch: WorkerPatch): Promise<Result<{ record: CatalogRecord }>>;
+  /** `DELETE /selection/workers/{id}`: answers the final (`unschedulable`) record. */
+  catalogDelete(workerId: bigint): Promise<Result<{ record: CatalogRecord }>>;
+  /** The partition's catalog: its records and its `/register`ed workers as records, unsorted. */
+  catalogList(): Promise<CatalogRecord[]>;
 }
 
 /** The per-replica directory of trackers that have workers (used only by unfiltered listings). */
@@ -75,4 +84,10 @@ export interface DirectoryRpc {
   setTracker(model: string, tenant: string, present: boolean, version: number): Promise<void>;
   /** Trackers with workers, optionally of one model, sorted by (model, tenant) bytes. */
   listTrackers(model?: string): Promise<{ model: string; tenant: string }[]>;
+  /** The worker ids a partition's catalog lists (its whole list); newer `version` wins. */
+  setCatalog(model: string, tenant: string, workerIds: bigint[], version: number): Promise<void>;
+  /** The partitions whose catalog lists `workerId`, sorted by (model, tenant) bytes. */
+  workerPartitions(workerId: bigint): Promise<{ model: string; tenant: string }[]>;
+  /** Partitions with a catalog worker or a slot-tracker worker, optionally of one model, sorted. */
+  listPartitions(model?: string): Promise<{ model: string; tenant: string }[]>;
 }

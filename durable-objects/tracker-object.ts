@@ -5,6 +5,8 @@ import { seededRng, systemRng } from "./core/routing/rng";
 import { type RoutingState, routeRequest, routingStatsOf } from "./core/routing/route-request";
 import type { TrackerStore } from "./core/store";
 import { Tracker } from "./core/tracker";
+import type { CatalogRecord, WorkerPatch, WorkerUpsert } from "./core/catalog/catalog-record";
+import { CatalogLink } from "./directory/catalog-link";
 import { DirectoryLink } from "./directory/directory-link";
 import type { DirectoryObject } from "./directory/directory-object";
 import { expirySecondsOf, type LimitsEnv, positiveOr, trackerLimitsOf } from "./env-limits";
@@ -85,6 +87,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   private armedAt: number | null = null;
   /** This replica's directory, told when the tracker gains its first worker or loses its last. */
   private readonly directory: DirectoryLink;
+  /** This replica's directory, told the worker ids the catalog lists whenever they change. */
+  private readonly catalogLink: CatalogLink;
   /** Calls by operation and outcome since this instance started (memory only: see `metrics-counters.ts`). */
   private readonly ops = new OpCounters();
   /** The selection API's calls on this tracker, and its pending selections. */
@@ -101,6 +105,12 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       this.key.model,
       this.key.tenant,
       (present) => this.store.setDirectoryOwed(present),
+    );
+    this.catalogLink = new CatalogLink(
+      () => env.DIRECTORY.getByName(directoryName(this.key.replica)),
+      this.key.model,
+      this.key.tenant,
+      (owed) => this.store.setCatalogOwed(owed),
     );
     const peers = parseReplicas(env.REPLICAS).filter((replica) => replica !== this.key.replica);
     const replicaStore = peers.length > 0 ? new SqlReplicaStore(ctx.storage.sql, name) : null;
@@ -149,7 +159,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     void ctx.blockConcurrencyWhile(async () => {
       this.store.hydrate(this.tracker);
       this.sync?.hydrate(Date.now());
+      this.tracker.restored();
       this.directory.owed = this.store.directoryOwed();
+      this.catalogLink.restore(this.tracker, this.store.catalogOwed());
       this.armedAt = await ctx.storage.getAlarm();
       // A restart may find expiry already due, or an alarm lost in a reset: re-arm from storage.
       await this.afterChange();
@@ -159,25 +171,59 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
   async register(input: RegisterInput): Promise<Result> {
     const result = this.tracker.register(input, Date.now());
     if (result.ok && result.created) await this.directory.update(true);
+    await this.catalogLink.update(this.tracker);
     return this.finish(result, "register");
   }
 
   async unregister(workerId: bigint): Promise<Result> {
     const result = this.tracker.unregister(workerId, Date.now());
-    if (result.ok && result.deleted) {
-      if (!this.sync) {
-        // The last worker left: the tracker and everything it stored are gone, alarm included.
-        await this.ctx.storage.deleteAll();
-        await this.ctx.storage.deleteAlarm();
-        this.store.forgetSchema();
-        this.armedAt = null;
-      }
-      // With peers, the replication outbox, stream positions and unregistrations must outlive the
-      // tracker's own rows (already deleted): peers still need this event, and late ones must merge.
-      this.routing.affinity.clear();
-      await this.directory.update(false);
-    }
+    if (result.ok && result.deleted) await this.lastWorkerLeft();
+    await this.catalogLink.update(this.tracker);
     return this.finish(result, "unregister");
+  }
+
+  /** The last worker left the book: the tracker's state goes, and the directory is told. */
+  private async lastWorkerLeft(): Promise<void> {
+    // A catalog with incomplete records outlives the slot tracker: its rows stay.
+    if (!this.sync && this.tracker.catalog.size === 0) {
+      // The last worker left: the tracker and everything it stored are gone, alarm included.
+      await this.ctx.storage.deleteAll();
+      await this.ctx.storage.deleteAlarm();
+      this.store.forgetSchema();
+      this.armedAt = null;
+    }
+    // With peers, the replication outbox, stream positions and unregistrations must outlive the
+    // tracker's own rows (already deleted): peers still need this event, and late ones must merge.
+    this.routing.affinity.clear();
+    await this.directory.update(false);
+  }
+
+  async catalogUpsert(input: WorkerUpsert): Promise<Result<{ record: CatalogRecord }>> {
+    return this.catalogWrite(() => this.tracker.upsertCatalog(input, Date.now()));
+  }
+
+  async catalogPatch(workerId: bigint, patch: WorkerPatch): Promise<Result<{ record: CatalogRecord }>> {
+    return this.catalogWrite(() => this.tracker.patchCatalog(workerId, patch, Date.now()));
+  }
+
+  async catalogDelete(workerId: bigint): Promise<Result<{ record: CatalogRecord }>> {
+    return this.catalogWrite(() => this.tracker.removeCatalog(workerId, Date.now()));
+  }
+
+  async catalogList(): Promise<CatalogRecord[]> {
+    return this.finish(this.tracker.listCatalog(Date.now()));
+  }
+
+  /** A catalog write, and what it changed for the directory: the slot tracker's existence, the ids. */
+  private async catalogWrite<T extends object>(write: () => Result<T>): Promise<Result<T>> {
+    const existed = this.tracker.exists;
+    const result = write();
+    const { exists, catalog } = this.tracker;
+    // A removal that leaves nothing, book or catalog, lets the object's storage go too.
+    if (result.ok && !exists && (existed || catalog.size === 0)) await this.lastWorkerLeft();
+    else if (!existed && exists) await this.directory.update(true);
+    await this.catalogLink.update(this.tracker);
+    return this.finish(result);
   }
 
   async listWorkers(): Promise<WorkerInfo[]> {
@@ -273,6 +319,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     const sync = this.sync;
     const reply = this.grouped(() => sync.receive(batch, Date.now()));
     if (existed !== this.tracker.exists) await this.directory.update(this.tracker.exists);
+    await this.catalogLink.update(this.tracker);
     return this.finish(reply);
   }
 
@@ -307,6 +354,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     this.armedAt = null;
     this.tracker.expire(Date.now());
     if (this.directory.owed !== null) await this.directory.update(this.directory.owed);
+    await this.catalogLink.update(this.tracker);
     if (this.sync) await this.sync.flush();
     await this.afterChange();
   }
@@ -337,6 +385,8 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
     let due = deadline === undefined ? null : deadline + 1;
     const retryAt = this.directory.retryAt(Date.now());
     if (retryAt !== null) due = due === null ? retryAt : Math.min(due, retryAt);
+    const reportAt = this.catalogLink.retryAt(Date.now());
+    if (reportAt !== null) due = due === null ? reportAt : Math.min(due, reportAt);
     const flushAt = this.sync?.dueAt() ?? null;
     if (flushAt !== null) due = due === null ? flushAt : Math.min(due, flushAt);
     const sweepAt = this.tracker.nextCacheSweep();

@@ -93,6 +93,8 @@ export abstract class TrackerState {
    * it loses what freed and expired bookings had recorded within the TTL.
    */
   readonly cache: CacheIndex;
+  /** Workers added to or removed from the book since this instance was built. */
+  private workerChanges = 0;
 
   constructor(options: TrackerOptions) {
     this.model = options.model;
@@ -126,6 +128,11 @@ export abstract class TrackerState {
       maxEntries: this.limits.maxCacheEntries,
       keyOnLocal: false,
     });
+  }
+
+  /** Grows whenever the worker ids the catalog lists may have changed (for the directory's worker map). */
+  get rosterVersion(): number {
+    return this.workerChanges + this.catalog.version;
   }
 
   /** Whether the tracker exists (has at least one worker). */
@@ -246,6 +253,7 @@ export abstract class TrackerState {
     const entry = this.book.insertWorker(input, { ts, origin });
     this.departures?.attach(entry);
     this.store.workerAdded(input, { ts, origin });
+    this.workerChanges++;
     return entry;
   }
 
@@ -254,6 +262,7 @@ export abstract class TrackerState {
     const dropped = this.book.removeWorker(entry, at);
     // What the worker had cached goes with it (Dynamo: `remove_worker`); frees leave it.
     this.cache.removeWorker(entry.workerId);
+    this.workerChanges++;
     if (this.departures) for (const req of dropped) this.departures.departed(req);
     if (this.exists) this.store.workerRemoved(entry.workerId);
     else this.store.trackerDeleted();

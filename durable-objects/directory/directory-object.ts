@@ -1,9 +1,12 @@
 /**
- * `directory/`: the per-replica list of trackers that have workers. The object (this file) and the
- * tracker's side of it (`directory-link.ts`), which reports a first worker gained or a last lost.
+ * `directory/`: the per-replica list of trackers that have workers, and where each catalog worker
+ * id lives. The object (this file), its worker map (`catalog-map.ts`) and the tracker's side of
+ * each: `directory-link.ts` reports a first worker gained or a last lost, `catalog-link.ts` the
+ * worker ids a tracker's catalog lists.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { DirectoryRpc } from "../rpc";
+import { CatalogMap } from "./catalog-map";
 
 interface TrackerRow extends Record<string, SqlStorageValue> {
   model: string;
@@ -25,6 +28,21 @@ export class DirectoryObject extends DurableObject<object> implements DirectoryR
       version INTEGER NOT NULL,
       PRIMARY KEY (model, tenant)
     ) WITHOUT ROWID`);
+    this.catalog = new CatalogMap(ctx.storage.sql);
+  }
+
+  private readonly catalog: CatalogMap;
+
+  async setCatalog(model: string, tenant: string, workerIds: bigint[], version: number): Promise<void> {
+    this.catalog.set(model, tenant, workerIds, version);
+  }
+
+  async workerPartitions(workerId: bigint): Promise<{ model: string; tenant: string }[]> {
+    return this.catalog.partitionsOf(workerId);
+  }
+
+  async listPartitions(model?: string): Promise<{ model: string; tenant: string }[]> {
+    return this.catalog.partitions(model);
   }
 
   async setTracker(model: string, tenant: string, present: boolean, version: number): Promise<void> {

@@ -206,6 +206,18 @@ export class SqlTrackerStore implements TrackerStore {
     else this.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('directory_owed', ?)", present ? 1 : 0);
   }
 
+  /** Whether a catalog report to the directory failed and is owed (`directory/catalog-link.ts`). */
+  catalogOwed(): boolean {
+    if (!this.schemaReady) return false;
+    return this.sql.exec("SELECT 1 FROM meta WHERE key = 'catalog_owed'").toArray().length > 0;
+  }
+
+  setCatalogOwed(owed: boolean): void {
+    this.ensureSchema();
+    if (owed) this.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('catalog_owed', 1)");
+    else this.exec("DELETE FROM meta WHERE key = 'catalog_owed'");
+  }
+
   /** Called after `deleteAll()` wiped the database, tables included. */
   forgetSchema(): void {
     this.schemaReady = false;

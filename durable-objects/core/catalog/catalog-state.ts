@@ -41,6 +41,8 @@ export function belowFloor(entry: CatalogEntry, rank: number, key: EventKey): bo
 
 export class CatalogState {
   readonly entries = new Map<bigint, CatalogEntry>();
+  /** Writes since this instance was built: a cheap test of whether the catalog may have changed. */
+  version = 0;
 
   constructor(private readonly store: TrackerStore) {}
 
@@ -52,12 +54,15 @@ export class CatalogState {
   set(upsert: CatalogUpsertEvent): CatalogEntry {
     const entry = entryOf(upsert);
     this.entries.set(upsert.workerId, entry);
+    this.version++;
     this.store.catalogSet?.(upsert);
     return entry;
   }
 
   delete(workerId: bigint): void {
-    if (this.entries.delete(workerId)) this.store.catalogCleared?.(workerId);
+    if (!this.entries.delete(workerId)) return;
+    this.version++;
+    this.store.catalogCleared?.(workerId);
   }
 
   /** Rebuilds an entry from storage, without reporting to the store. */
