@@ -19,14 +19,27 @@ import { ALL_TENANTS, type Grant, grants, parseApiTokens, TokenTable } from "./a
  * opening the dashboard or the docs cannot send a header (the dashboard's script then sends the
  * operator's token with every API call). None of these carries tracker data.
  */
-export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health", "/", "/docs", "/openapi.json"]);
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set([
+  "/health",
+  "/",
+  "/docs",
+  "/openapi.json",
+  "/selection/health",
+]);
 
-/** Paths only `admin` tokens may call: the worker registry, replication status, the cache index's dump. */
+/**
+ * Paths only `admin` tokens may call: the worker registry, replication status and the cache index's
+ * dump. The selection
+ * catalog's writes are admin-only too, by method (`adminOnly`): its reads are the tenants'.
+ */
 export const ADMIN_PATHS: ReadonlySet<string> = new Set([
   "/register",
   "/unregister",
   "/replica_sync/peers",
   "/selection/dump",
+  "/selection/replica_sync/peers",
+  "/selection/replica_sync/register_peer",
+  "/selection/replica_sync/deregister_peer",
 ]);
 
 const OPEN: Grant = { tenants: ALL_TENANTS, admin: true };
@@ -84,6 +97,14 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   c.set("principal", grant);
   if (ADMIN_PATHS.has(c.req.path) && !grant.admin) {
+    return send(c, { error: `${c.req.path} requires an admin token` }, 403);
+  }
+  return next();
+};
+
+/** Refuses (403) a caller without an `admin` token, as `authenticate` refuses one on `ADMIN_PATHS`. */
+export const adminOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!(c.get("principal") ?? NOBODY).admin) {
     return send(c, { error: `${c.req.path} requires an admin token` }, 403);
   }
   return next();

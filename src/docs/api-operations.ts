@@ -26,6 +26,7 @@ import {
 } from "../schema/responses";
 import { SELECTION_BOOKING_OPERATIONS } from "./api-booking-operations";
 import { type Operation, ok, REPLICA_HEADER } from "./api-operation";
+import { SELECTION_OPERATIONS } from "./api-selection-operations";
 import { SERVICE_OPERATIONS } from "./api-service-operations";
 
 /** The tracker routes: Dynamo's, then `/batch`, `/route` and replication status. */
@@ -257,6 +258,7 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
 
 export const OPERATIONS: readonly Operation[] = [
   ...TRACKER_OPERATIONS,
+  ...SELECTION_OPERATIONS,
   ...SELECTION_BOOKING_OPERATIONS,
   ...SERVICE_OPERATIONS,
 ];

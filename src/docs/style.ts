@@ -23,7 +23,7 @@ h4{margin:18px 0 8px;font-size:14px}
 .summary{font-weight:600;margin:0}
 .path{font:600 17px ui-monospace,SFMono-Regular,Menlo,monospace}
 .method{display:inline-block;min-width:44px;text-align:center;padding:1px 6px;border-radius:5px;color:#fff;font:700 11px ui-monospace,monospace}
-.method.get{background:var(--get)}.method.post{background:var(--post)}
+.method.get{background:var(--get)}.method.post{background:var(--post)}.method.patch{background:var(--accent)}.method.delete{background:var(--err)}
 .access{font-size:11px;padding:1px 8px;border-radius:99px;border:1px solid var(--line);color:var(--muted)}
 .access.admin{border-color:var(--err);color:var(--err)}.access.public{border-color:var(--ok);color:var(--ok)}
 code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--code);padding:1px 4px;border-radius:4px}

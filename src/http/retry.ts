@@ -34,12 +34,17 @@ export const IDEMPOTENT_TRACKER_METHODS: ReadonlySet<string> = new Set([
   "selectionPotentialLoads",
   "overlapScores",
   "cacheDump",
+  "catalogList",
 ]);
 
 type Method = (...args: unknown[]) => Promise<unknown>;
 
 /** Directory RPC methods that are safe to call again (`setTracker` is the objects' own, not the Worker's). */
-export const IDEMPOTENT_DIRECTORY_METHODS: ReadonlySet<string> = new Set(["listTrackers"]);
+export const IDEMPOTENT_DIRECTORY_METHODS: ReadonlySet<string> = new Set([
+  "listTrackers",
+  "listPartitions",
+  "workerPartitions",
+]);
 
 export interface RetryOptions {
   attempts?: number;

@@ -143,6 +143,7 @@ describe("retryingStub", () => {
   it("names exactly the reads, prefill_complete and free as idempotent", () => {
     expect([...IDEMPOTENT_TRACKER_METHODS].sort()).toEqual([
       "cacheDump",
+      "catalogList",
       "free",
       "hasReservation",
       "listLoads",
@@ -159,7 +160,15 @@ describe("retryingStub", () => {
       "selectionPotentialLoads",
     ]);
     // A retried select could choose again, a booking or output block land twice, an end answer 404.
-    const writes = ["select", "reserve", "reservationOutputBlock", "endReservation"];
+    const writes = [
+      "select",
+      "reserve",
+      "reservationOutputBlock",
+      "endReservation",
+      "catalogUpsert",
+      "catalogPatch",
+      "catalogDelete",
+    ];
     for (const method of ["add", "register", "unregister", "route", "batch", "replicate", ...writes]) {
       expect(IDEMPOTENT_TRACKER_METHODS.has(method)).toBe(false);
     }

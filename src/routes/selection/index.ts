@@ -1,16 +1,25 @@
 /**
- * `src/routes/selection/`: Dynamo's selection-service API (SPEC §7, reference selection §1),
- * mounted under `/selection`, one file per route group: choosing (`select.ts`), reservations and
- * their lifecycle (`reservations.ts`), load views (`loads.ts`) and the cache index's dump (`dump.ts`).
+ * `src/routes/selection/`: Dynamo's selection service API (SPEC §7, reference selection §1),
+ * mounted at `/selection` by `app.ts`, so a selection-service client configured with
+ * `<host>/selection` as its base URL works unchanged. One file per route group: the worker catalog
+ * (`workers.ts`), liveness and readiness (`health.ts`), the replica peers (`peers.ts`), choosing
+ * (`select.ts`), reservations and their lifecycle (`reservations.ts`), load views (`loads.ts`) and
+ * the cache index's dump (`dump.ts`).
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { dump } from "./dump";
+import { health } from "./health";
 import { loads } from "./loads";
+import { peers } from "./peers";
 import { reservations } from "./reservations";
 import { select } from "./select";
+import { workers } from "./workers";
 
 export const selection = new Hono<AppEnv>()
+  .route("/", workers)
+  .route("/", health)
+  .route("/", peers)
   .route("/", select)
   .route("/", reservations)
   .route("/", loads)
