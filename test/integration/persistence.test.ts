@@ -101,4 +101,33 @@ describe("state persisted by Miniflare", () => {
       await second.dispose();
     }
   });
+
+  it("keeps the selection catalog, incomplete records included, across a restart", async () => {
+    const persist = join(work, "catalog-state");
+    const big = "18446744073709551613";
+    const first = start(persist);
+    const records = [
+      `{"worker_id":${big},"model_name":"llama","endpoint":"http://w1:8000","block_size":16,"data_parallel_size":2}`,
+      `{"worker_id":5,"model_name":"llama","routing_group":"acme","taints":["b","a"]}`,
+    ];
+    for (const body of records) expect((await call(first, "/selection/workers", body)).status).toBe(201);
+    const before = {
+      catalog: await call(first, "/selection/workers"),
+      workers: await call(first, "/workers"),
+    };
+    await first.dispose();
+
+    const second = start(persist);
+    try {
+      expect(await call(second, "/selection/workers")).toEqual(before.catalog);
+      expect(await call(second, "/workers")).toEqual(before.workers);
+      expect(before.catalog.text).toContain(
+        `"worker_id":${big},"model_name":"llama","routing_group":"default","lifecycle":"schedulable"`,
+      );
+      expect(before.catalog.text).toContain(`"taints":["a","b"]`);
+      expect(before.workers.text).toContain(`"worker_id":${big}`);
+    } finally {
+      await second.dispose();
+    }
+  });
 });
