@@ -10,7 +10,20 @@
  *   `schedulable` record reconciled, so it has the partition's block size; an `incomplete` one
  *   joins only a partition already fixed with its block size, because in Dynamo only a worker that
  *   reaches reconciliation fixes the partition. A `/register`ed worker does fix it (the slot-tracker
- *   API fixes a tracker's block size with its first worker), with the eagle flag off.
+ *   API fixes a tracker's block size with its first worker), with the eagle flag off, and so does a
+ *   worker that fixed it before and keeps its block size (`isCandidate` in `catalog-state.ts`).
+ *
+ * Where the two meet on one worker id in one tracker, one definition stands (`catalog-writes.ts`,
+ * `Tracker.register` and `unregister`):
+ * - a catalog write over a `/register`ed worker replaces the registration: the worker keeps its book
+ *   entry, and its live bookings on the ranks both shapes share, as any range change would;
+ * - `/register` of an id the catalog holds is the duplicate 409, whether or not the record is in
+ *   the registry (change it through the catalog); `/unregister` of a catalog worker in the registry
+ *   removes the record as well (one `catalog_remove`), of one outside it answers 404 as for any
+ *   worker the slot tracker does not list;
+ * - ids are per tracker in the slot-tracker API and service-wide in the selection API, so a catalog
+ *   write naming another partition moves the worker out of every tracker listing the id, a
+ *   `/register`ed one included (the Worker does that: `src/routes/selection/workers.ts`).
  */
 import type { WorkerInfo } from "../../types";
 import { CATALOG_CONFIG, type CatalogConfig, type CatalogRecord, type PartitionFix } from "./catalog-record";
