@@ -11,7 +11,7 @@ import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
 import { ApproximateIndex } from "./cache-index/approximate-index";
 import type { CacheIndex } from "./cache-index/cache-index";
-import { CatalogState, floorAt } from "./catalog/catalog-state";
+import { CatalogState } from "./catalog/catalog-state";
 import type { LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./replica/clock";
@@ -110,7 +110,7 @@ export abstract class TrackerState {
           this.book,
           this.store,
           this.expiryMs,
-          (workerId, rank) => this.floorsOf(workerId)?.(rank) ?? this.book.workers.get(workerId)?.key,
+          (workerId, rank) => this.catalog.floorsOf(workerId)?.(rank) ?? this.book.workers.get(workerId)?.key,
         )
       : null;
     this.limits = {
@@ -204,13 +204,7 @@ export abstract class TrackerState {
   restoreWorker(input: RegisterInput, key: EventKey = { ts: 0, origin: this.origin }): void {
     this.clock.observe(key.ts);
     const entry = this.book.insertWorker(input, key);
-    this.departures?.attach(entry, this.floorsOf(input.workerId));
-  }
-
-  /** How far back a worker's ranks keep their bookings: a catalog worker's rank floors, if it is one. */
-  floorsOf(workerId: bigint): ((rank: number) => EventKey | undefined) | undefined {
-    const entry = this.catalog.entries.get(workerId);
-    return entry && ((rank) => floorAt(entry, rank));
+    this.departures?.attach(entry, this.catalog.floorsOf(input.workerId));
   }
 
   /**

@@ -6,6 +6,13 @@ import { Tracker } from "../../durable-objects/core/tracker";
 import type { Result } from "../../durable-objects/types";
 import { catalogRecordToWire } from "../../src/schema/selection/catalog-wire";
 import { stringifyJson } from "../../src/wire/json-write";
+import {
+  type CatalogOp,
+  catalogOpArbs,
+  isCatalogOp,
+  runCatalogOp,
+  singleReplicaOp,
+} from "./replication-catalog-ops";
 import { type ReplyFate, type SendFate, Sim } from "./replication-sim";
 import { h, T0 } from "./tracker-fixtures";
 
@@ -38,19 +45,7 @@ export type Op =
       duration: number | undefined;
     }
   | { op: "free" | "prefillComplete"; requestId: string }
-  /** `POST /selection/workers`: complete (an endpoint) or not, with or without a block size. */
-  | {
-      op: "upsert";
-      workerId: bigint;
-      complete: boolean;
-      blockSize: number | undefined;
-      dpStart: number;
-      dpSize: number;
-      eagle: boolean;
-    }
-  /** `PATCH /selection/workers/{id}` of the DP range only. */
-  | { op: "patchRange"; workerId: bigint; dpStart: number; dpSize: number }
-  | { op: "remove"; workerId: bigint };
+  | CatalogOp;
 
 export type Step =
   | { kind: "op"; at: number; op: Op }
@@ -90,28 +85,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 3, arbitrary: fc.record({ op: fc.constantFrom("free" as const), requestId }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom("prefillComplete" as const), requestId }) },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      op: fc.constant("upsert" as const),
-      workerId,
-      complete: fc.constantFrom(true, true, false),
-      blockSize: fc.constantFrom(16, 16, 32, undefined),
-      dpStart: fc.constantFrom(0, 1),
-      dpSize: fc.constantFrom(1, 2, 3),
-      eagle: fc.constantFrom(false, false, true),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      op: fc.constant("patchRange" as const),
-      workerId,
-      dpStart: fc.constantFrom(0, 1, 2),
-      dpSize: fc.constantFrom(1, 2, 3),
-    }),
-  },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("remove" as const), workerId }) },
+  ...catalogOpArbs(workerId),
 );
 
 const index = fc.nat({ max: 7 });
@@ -196,35 +170,10 @@ export function runOp(t: Tracker, op: Op, now: number, decay = true): Result {
     case "prefillComplete":
       return t.prefillComplete(op.requestId, now);
     case "upsert":
-      return t.upsertCatalog(
-        {
-          workerId: op.workerId,
-          model: t.model,
-          tenant: t.tenant,
-          ...(op.complete && { endpoint: `http://w${op.workerId}` }),
-          ...(op.blockSize !== undefined && { blockSize: op.blockSize }),
-          dpStart: op.dpStart,
-          dpSize: op.dpSize,
-          ...(op.eagle && { isEagle: true }),
-        },
-        now,
-      );
     case "patchRange":
-      return t.patchCatalog(op.workerId, { dpStart: op.dpStart, dpSize: op.dpSize }, now);
     case "remove":
-      return t.removeCatalog(op.workerId, now);
+      return runCatalogOp(t, op, now);
   }
-}
-
-/**
- * A catalog write as one replica alone would take it the way an unreplicated tracker does: there a
- * catalog worker that leaves the book when the partition's fix moves drops its bookings, where a
- * replicated one keeps them aside in case the fix comes back (`catalog-book.ts`). With one block size,
- * no eagle flag and no incomplete record of a block size, the fix never moves a worker with bookings.
- */
-export function singleReplicaOp(op: Op): Op {
-  if (op.op !== "upsert") return op;
-  return { ...op, blockSize: op.complete ? 16 : undefined, eagle: false };
 }
 
 /**
@@ -290,7 +239,7 @@ export function play(s: Scenario, single: boolean) {
     switch (step.kind) {
       case "op": {
         const r = single ? sim.replicas[0]! : at(step.at);
-        const op = single ? singleReplicaOp(step.op) : step.op;
+        const op = single && isCatalogOp(step.op) ? singleReplicaOp(step.op) : step.op;
         const result = sim.at(r, (t, now) => runOp(t, op, now, s.decay));
         if (single) expect(runOp(mirror, op, sim.nowAt(r), s.decay)).toEqual(result);
         break;

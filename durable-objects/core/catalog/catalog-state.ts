@@ -59,6 +59,12 @@ export class CatalogState {
     return entry;
   }
 
+  /** How far back a worker's ranks keep their bookings: its rank floors, if it is a catalog worker. */
+  floorsOf(workerId: bigint): ((rank: number) => EventKey | undefined) | undefined {
+    const entry = this.entries.get(workerId);
+    return entry && ((rank) => floorAt(entry, rank));
+  }
+
   delete(workerId: bigint): void {
     if (!this.entries.delete(workerId)) return;
     this.version++;
