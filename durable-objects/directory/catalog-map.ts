@@ -5,7 +5,7 @@
  * sends its whole list when it changes; the newest version per partition wins, so a late retry of
  * an older list changes nothing. Ids are 8-byte BLOBs (`storage/u64.ts`).
  */
-import { u64ToBlob } from "../storage/u64";
+import { blobToU64, u64ToBlob } from "../storage/u64";
 
 interface PartitionRow extends Record<string, SqlStorageValue> {
   model: string;
@@ -44,8 +44,26 @@ export class CatalogMap {
       )
       .toArray()[0];
     if (stored !== undefined && stored.version >= version) return;
-    this.sql.exec("DELETE FROM catalog_workers WHERE model = ? AND tenant = ?", model, tenant);
+    // Only what changed is written: a partition registering its workers one by one would otherwise
+    // rewrite its whole list each time.
     const ids = new Set(workerIds);
+    const held = this.sql
+      .exec<{ worker_id: ArrayBuffer }>(
+        "SELECT worker_id FROM catalog_workers WHERE model = ? AND tenant = ?",
+        model,
+        tenant,
+      )
+      .toArray()
+      .map((row) => blobToU64(row.worker_id));
+    for (const id of held) {
+      if (ids.delete(id)) continue;
+      this.sql.exec(
+        "DELETE FROM catalog_workers WHERE model = ? AND tenant = ? AND worker_id = ?",
+        model,
+        tenant,
+        u64ToBlob(id),
+      );
+    }
     for (const id of ids) {
       this.sql.exec(
         "INSERT INTO catalog_workers (model, tenant, worker_id) VALUES (?, ?, ?)",
@@ -59,7 +77,7 @@ export class CatalogMap {
       model,
       tenant,
       version,
-      ids.size,
+      new Set(workerIds).size,
     );
   }
 
