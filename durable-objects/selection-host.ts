@@ -36,8 +36,8 @@ import type { Result } from "./types";
 export class SelectionHost {
   /** Pending selections of this tracker in this replica (memory only, as Dynamo's). */
   readonly pending: PendingSelections;
-  /** The partition's schedulable workers: the catalog's (tests may stand in for it). */
-  schedulable: (tracker: Tracker) => SchedulablePartition | undefined = catalogPartition;
+  /** The catalog's schedulable workers, as of the tracker's `rosterVersion` they were read at. */
+  private schedulable: { version: number; partition: SchedulablePartition | undefined } | undefined;
 
   constructor(
     private readonly tracker: Tracker,
@@ -89,9 +89,17 @@ export class SelectionHost {
     return cacheDump(this.context(now));
   }
 
+  /** The partition's schedulable workers, read again only when its catalog or registrations changed. */
+  private partition(): SchedulablePartition | undefined {
+    const version = this.tracker.rosterVersion;
+    if (this.schedulable?.version !== version)
+      this.schedulable = { version, partition: catalogPartition(this.tracker) };
+    return this.schedulable.partition;
+  }
+
   private context(now: number, seed?: number): SelectionContext {
     this.tracker.expire(now);
-    const partition = this.schedulable(this.tracker);
+    const partition = this.partition();
     return {
       tracker: this.tracker,
       // A partition without a schedulable worker is not ready, whatever the source says of it.

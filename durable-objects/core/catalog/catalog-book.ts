@@ -37,7 +37,7 @@ export function reconcilePartition(tracker: TrackerState): void {
   const fix = partitionFix(tracker);
   const wanted = new Map<bigint, SlotTrackerEntry>();
   for (const [workerId, entry] of catalog.entries) {
-    entry.record = judgeRecord(entry.upsert.fields, fix);
+    rejudge(tracker, entry, fix);
     const shape = slotTrackerEntry(entry.record, fix);
     if (shape) wanted.set(workerId, shape);
   }
@@ -57,7 +57,17 @@ export function reconcilePartition(tracker: TrackerState): void {
 /** Judges every record against the fix, touching nothing else (a tracker just read back from storage). */
 export function judgeCatalog(tracker: TrackerState): void {
   const fix = partitionFix(tracker);
-  for (const entry of tracker.catalog.entries.values()) entry.record = judgeRecord(entry.upsert.fields, fix);
+  for (const entry of tracker.catalog.entries.values()) rejudge(tracker, entry, fix);
+}
+
+/**
+ * Judges one record against the fix. A change of lifecycle counts as a catalog change
+ * (`CatalogState.version`), so what is read off the schedulable records is read again.
+ */
+function rejudge(tracker: TrackerState, entry: CatalogEntry, fix: PartitionFix | undefined): void {
+  const before = entry.record.lifecycle;
+  entry.record = judgeRecord(entry.upsert.fields, fix);
+  if (entry.record.lifecycle !== before) tracker.catalog.version++;
 }
 
 /** The slot tracker's rule for its block size: registrations of another size wait aside. */

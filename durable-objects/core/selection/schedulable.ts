@@ -9,6 +9,9 @@
  * catalog says (`core/catalog/`), and the partition's hashing shape.
  */
 import type { WorkerRank } from "../../selection-types";
+import { partitionFix } from "../catalog/partition-fix";
+import { compareBigint } from "../order";
+import type { TrackerState } from "../tracker-state";
 
 /** A `schedulable` catalog worker of the partition, as selection reads it. */
 export interface SchedulableWorker {
@@ -52,9 +55,28 @@ export function workerAt(
 
 /**
  * The partition as the worker catalog holds it (`core/catalog/`, reference selection §7): its
- * `schedulable` records. The catalog joins the tracker with its own change; until then no worker is
- * schedulable, and every selection answers 503.
+ * `schedulable` records in worker id order, with the partition's fix (block size and eagle flag).
+ * `/register`ed workers are no part of it: they list as `incomplete` ("endpoint is required") until a
+ * catalog write gives them an endpoint, as `slot-tracker-meeting.ts` says. Undefined while no record
+ * is schedulable. Derived from the judged records, which every catalog or registration change
+ * settles (`catalog-book.ts`), so a caller may keep it while `tracker.rosterVersion` stays.
  */
-export function catalogPartition(_tracker: unknown): SchedulablePartition | undefined {
-  return undefined;
+export function catalogPartition(tracker: TrackerState): SchedulablePartition | undefined {
+  const workers: SchedulableWorker[] = [];
+  for (const { record } of tracker.catalog.entries.values()) {
+    if (record.lifecycle !== "schedulable" || record.endpoint === undefined) continue;
+    workers.push({
+      workerId: record.workerId,
+      endpoint: record.endpoint,
+      dpStart: record.dpStart ?? 0,
+      dpSize: record.dpSize ?? 1,
+      taints: record.taints,
+      totalKvBlocks: record.totalKvBlocks,
+      maxNumBatchedTokens: record.maxNumBatchedTokens,
+    });
+  }
+  const fix = workers.length > 0 ? partitionFix(tracker) : undefined;
+  if (fix === undefined) return undefined;
+  workers.sort((a, b) => compareBigint(a.workerId, b.workerId));
+  return { blockSize: fix.blockSize, isEagle: fix.isEagle, workers };
 }
