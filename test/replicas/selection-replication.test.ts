@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseExact } from "../workers/api-http";
-import { range, standIn } from "../workers/booking-http";
+import { catalogRecord, range } from "../workers/booking-http";
 import { send, toJson } from "../workers/reliability-http";
 import { converged, post, REPLICAS, type Replica, workers } from "./fault-helpers";
 
@@ -18,24 +18,21 @@ function selection(replica: Replica, method: string, path: string, body?: unknow
   });
 }
 
-/** Registers workers 1 and 2 (one rank each, block size 4) and makes them schedulable at every replica. */
+/** Makes workers 1 and 2 (one rank each, block size 4) schedulable at east, and waits for every replica. */
 async function partition(): Promise<string> {
   const model = `sel-repl-${crypto.randomUUID()}`;
-  for (const workerId of [1, 2]) {
-    const answer = await post("east", "/register", {
-      worker_id: workerId,
-      model_name: model,
-      block_size: 4,
-      dp_start: 0,
-      dp_size: 1,
-    });
+  const p = { model, group: "default" };
+  for (const workerId of [1n, 2n]) {
+    const answer = await post("east", "/selection/workers", catalogRecord(p, { workerId }));
     expect(answer.status).toBe(201);
   }
   await converged((r) => workers(r, model));
-  for (const replica of REPLICAS) {
-    await standIn({ model, group: "default" }, [{ workerId: 1n }, { workerId: 2n }], replica);
-  }
+  await converged((r) => catalogListing(r, model));
   return model;
+}
+
+async function catalogListing(replica: Replica, model: string) {
+  return (await selection(replica, "GET", `/workers?model_name=${model}`)).text;
 }
 
 async function selectionLoads(replica: Replica, model: string) {

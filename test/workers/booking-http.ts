@@ -1,15 +1,9 @@
 /**
  * Helpers for the selection API's tests: calls to `/selection/*` through the Worker (answers parsed
- * with 64-bit integers exact), and `schedule`, which makes workers schedulable in a partition.
+ * with 64-bit integers exact), and `schedule`, which makes workers schedulable in a partition through
+ * the catalog.
  */
-import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import type {
-  SchedulablePartition,
-  SchedulableWorker,
-} from "../../durable-objects/core/selection/schedulable";
-import { trackerName } from "../../durable-objects/naming";
 import { parseExact } from "./api-http";
 import { type Answer, postJson, send } from "./reliability-http";
 
@@ -33,10 +27,23 @@ export interface Scheduled {
   taints?: string[];
 }
 
+/** The catalog record that makes `w` schedulable in the partition, with endpoint `http://w<id>`. */
+export function catalogRecord(p: Partition, w: Scheduled) {
+  return {
+    worker_id: w.workerId,
+    model_name: p.model,
+    routing_group: p.group,
+    endpoint: `http://w${w.workerId}`,
+    block_size: BLOCK_SIZE,
+    data_parallel_start_rank: w.dpStart ?? 0,
+    data_parallel_size: w.dpSize ?? 1,
+    taints: w.taints ?? [],
+  };
+}
+
 /**
- * Registers `workers` in the partition at `replica` and makes them schedulable there, with endpoint
- * `http://w<id>`. The catalog (`POST /selection/workers`) is what makes a worker schedulable; until it
- * is in the tracker, its place in the object is stood in for here.
+ * Makes `workers` schedulable in the partition through the catalog (`POST /selection/workers`, a
+ * full replace each), at `replica`; the change replicates from there like any other.
  */
 export async function schedule(
   p: Partition,
@@ -45,44 +52,23 @@ export async function schedule(
   headers: Record<string, string> = {},
 ): Promise<void> {
   for (const w of workers) {
-    const registered = await postJson(
-      "/register",
-      {
-        model_name: p.model,
-        tenant_id: p.group,
-        worker_id: w.workerId,
-        block_size: BLOCK_SIZE,
-        dp_start: w.dpStart ?? 0,
-        dp_size: w.dpSize ?? 1,
-      },
-      headers,
-    );
-    expect([201, 409]).toContain(registered.status);
+    const posted = await postJson("/selection/workers", catalogRecord(p, w), {
+      "x-slot-tracker-replica": replica,
+      ...headers,
+    });
+    expect({ status: posted.status, text: posted.text }).toMatchObject({ status: 201 });
+    expect(parseExact(posted.text)).toMatchObject({ lifecycle: "schedulable" });
   }
-  await standIn(p, workers, replica);
 }
 
-/** Points the tracker object's schedulable workers at `workers` (see {@link schedule}). */
-export async function standIn(p: Partition, workers: Scheduled[], replica = "primary"): Promise<void> {
-  const partition: SchedulablePartition = {
-    blockSize: BLOCK_SIZE,
-    isEagle: false,
-    workers: workers.map(
-      (w): SchedulableWorker => ({
-        workerId: w.workerId,
-        endpoint: `http://w${w.workerId}`,
-        dpStart: w.dpStart ?? 0,
-        dpSize: w.dpSize ?? 1,
-        taints: w.taints ?? [],
-      }),
-    ),
-  };
-  const stub = env.TRACKER.getByName(trackerName({ replica, model: p.model, tenant: p.group }));
-  await runInDurableObject(stub, (instance) => {
-    const host = (instance as unknown as { selection: { schedulable: () => SchedulablePartition } })
-      .selection;
-    host.schedulable = () => partition;
-  });
+/** Removes workers from the catalog (`DELETE /selection/workers/{id}`), at `replica`. */
+export async function unschedule(ids: bigint[], replica = "primary"): Promise<void> {
+  for (const id of ids) {
+    const removed = await send("DELETE", `/selection/workers/${id}`, {
+      headers: { "x-slot-tracker-replica": replica },
+    });
+    expect({ status: removed.status, text: removed.text }).toMatchObject({ status: 200 });
+  }
 }
 
 export function body(p: Partition, fields: Record<string, unknown>) {

@@ -11,7 +11,7 @@ import {
   schedule,
   selectionCall,
   selectionPost,
-  standIn,
+  unschedule,
   uniquePartition,
 } from "./booking-http";
 import { postJson } from "./reliability-http";
@@ -46,12 +46,12 @@ describe("select then reserve", () => {
     await schedule(p, [{ workerId: 1n }]);
     await selectionPost("/select", body(p, { selection_id: "k", token_ids: range(1, 8) }));
     // Nothing schedulable: 503, and the entry stays.
-    await standIn(p, []);
+    await unschedule([1n]);
     const unready = await selectionPost("/reservations", body(p, { selection_id: "k" }));
     expect(jsonOf(unready, 503).error).toBe(
       `no schedulable workers for model=${p.model} routing_group=default`,
     );
-    await standIn(p, [{ workerId: 1n }]);
+    await schedule(p, [{ workerId: 1n }]);
     // The id booked meanwhile through the slot-tracker API: 409, and the entry stays.
     await postJson("/add", {
       model_name: p.model,
@@ -102,12 +102,12 @@ describe("select then reserve", () => {
       "/select",
       body(p, { selection_id: "d", token_ids: range(1, 8), pinned_worker: { worker_id: 4, dp_rank: 1 } }),
     );
-    await standIn(p, [{ workerId: 4n, dpSize: 1 }]);
+    await schedule(p, [{ workerId: 4n, dpSize: 1 }]);
     const gone = await selectionPost("/reservations", body(p, { selection_id: "d" }));
     expect(jsonOf(gone, 404)).toEqual({
       error: `schedulable worker 4 (dp_rank 1) not found for model=${p.model} routing_group=default`,
     });
-    await standIn(p, [{ workerId: 4n, dpSize: 2 }]);
+    await schedule(p, [{ workerId: 4n, dpSize: 2 }]);
     expect(jsonOf(await selectionPost("/reservations", body(p, { selection_id: "d" })), 201)).toMatchObject({
       dp_rank: 1,
     });
