@@ -1,13 +1,12 @@
 import { encode } from "@msgpack/msgpack";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { standIn } from "../workers/booking-http";
 import { CALLERS, type Caller, call, query, TOKENS } from "./client";
 
 const TENANT = "acme";
 
 interface RouteCase {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
   admin: boolean;
   /** The call for `model` of tenant acme, after `setUp` (worker 1 with two ranks, request r1 live). */
@@ -18,11 +17,19 @@ interface RouteCase {
    * What a caller whose token does not cover the tenant gets, when not the 403: a route that names
    * only a reservation id cannot tell it is out of scope, and finds no reservation the token may see.
    */
-  outOfScope?: { status: number; error: string };
+  outOfScope?: { status: number; error?: string };
 }
 
 const scope = (model: string) => ({ model_name: model, tenant_id: TENANT });
 const partition = (model: string) => ({ model_name: model, routing_group: TENANT });
+/** Worker 1 of `setUp` as the catalog's record: two ranks, block size 16. */
+const catalogRecord = (model: string) => ({
+  ...partition(model),
+  worker_id: 1,
+  endpoint: "http://w1",
+  block_size: 16,
+  data_parallel_size: 2,
+});
 const R1_MISSING = { status: 404, error: "reservation r1 not found" };
 
 const ROUTES: RouteCase[] = [
@@ -215,6 +222,68 @@ const ROUTES: RouteCase[] = [
     ok: 200,
     request: () => ({ path: "/selection/dump" }),
   },
+  // The worker catalog: writes by admin tokens covering the group, reads by the group's tokens.
+  {
+    method: "POST",
+    path: "/selection/workers",
+    admin: true,
+    ok: 201,
+    request: (m) => ({ path: "/selection/workers", body: { ...catalogRecord(m), endpoint: "http://w1b" } }),
+  },
+  {
+    method: "GET",
+    path: "/selection/workers",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: `/selection/workers${query(partition(m))}` }),
+  },
+  {
+    method: "PATCH",
+    path: "/selection/workers/:worker_id",
+    admin: true,
+    ok: 200,
+    request: () => ({ path: "/selection/workers/1", body: { endpoint: "http://w1b" } }),
+  },
+  {
+    method: "DELETE",
+    path: "/selection/workers/:worker_id",
+    admin: true,
+    ok: 200,
+    request: () => ({ path: "/selection/workers/1" }),
+  },
+  {
+    method: "GET",
+    path: "/selection/ready",
+    admin: false,
+    ok: 200,
+    request: () => ({ path: "/selection/ready" }),
+    // Readiness over the groups the token covers: none of globex's is schedulable.
+    outOfScope: { status: 503 },
+  },
+  {
+    method: "GET",
+    path: "/selection/replica_sync/peers",
+    admin: true,
+    ok: 200,
+    request: () => ({ path: "/selection/replica_sync/peers" }),
+  },
+  {
+    method: "POST",
+    path: "/selection/replica_sync/register_peer",
+    admin: true,
+    ok: 409,
+    request: () => ({ path: "/selection/replica_sync/register_peer", body: { endpoint: "tcp://peer:5000" } }),
+  },
+  {
+    method: "POST",
+    path: "/selection/replica_sync/deregister_peer",
+    admin: true,
+    ok: 409,
+    request: () => ({
+      path: "/selection/replica_sync/deregister_peer",
+      body: { endpoint: "tcp://peer:5000" },
+    }),
+  },
 ];
 
 /**
@@ -224,7 +293,9 @@ const ROUTES: RouteCase[] = [
 const DOCUMENTS = ["/", "/docs", "/openapi.json"];
 
 /** What `caller` must get from `route`; the error text too where the status is a refusal. */
-function expected(route: RouteCase, caller: Caller): { status: number; error?: string } {
+function expected(route: RouteCase, caller: Caller, path: string): { status: number; error?: string } {
+  // The refusal names the path as called (`/selection/workers/1`), not the route's pattern.
+  const adminOnly = { status: 403, error: `${path.split("?")[0]} requires an admin token` };
   switch (caller) {
     case "none":
       return { status: 401, error: "missing bearer token" };
@@ -232,12 +303,10 @@ function expected(route: RouteCase, caller: Caller): { status: number; error?: s
       return { status: 401, error: "invalid bearer token" };
     case "globex":
       return route.admin
-        ? { status: 403, error: `${route.path} requires an admin token` }
+        ? adminOnly
         : (route.outOfScope ?? { status: 403, error: `this token may not access tenant "acme"` });
     case "acme":
-      return route.admin
-        ? { status: 403, error: `${route.path} requires an admin token` }
-        : { status: route.ok };
+      return route.admin ? adminOnly : { status: route.ok };
     case "acmeAdmin":
     case "ops":
       return { status: route.ok };
@@ -264,8 +333,9 @@ async function setUp(): Promise<string> {
     new_isl_tokens: 10,
   });
   expect(added.status).toBe(201);
-  // The worker is schedulable for the selection API too.
-  await standIn({ model, group: TENANT }, [{ workerId: 1n, dpSize: 2 }]);
+  // The catalog gives the worker an endpoint: it is schedulable for the selection API too.
+  const scheduled = await call("ops", "POST", "/selection/workers", catalogRecord(model));
+  expect(scheduled.status).toBe(201);
   return model;
 }
 
@@ -285,7 +355,7 @@ describe("the auth matrix: every route for every caller", () => {
         const before = await stateOf(model);
         const { path, body } = route.request(model);
         const res = await call(caller, route.method, path, body);
-        const want = expected(route, caller);
+        const want = expected(route, caller, path);
         const text = await res.text();
         expect({ caller, status: res.status }, text).toEqual({ caller, status: want.status });
         if (want.error !== undefined) {
@@ -303,7 +373,7 @@ describe("the auth matrix: every route for every caller", () => {
   });
 
   it("covers every route the app serves", () => {
-    const covered = new Set(["/health", ...ROUTES.map((r) => r.path), ...DOCUMENTS]);
+    const covered = new Set(["/health", "/selection/health", ...ROUTES.map((r) => r.path), ...DOCUMENTS]);
     const served = app.routes.filter((r) => r.method !== "ALL").map((r) => r.path);
     expect(served.filter((path) => !covered.has(path))).toEqual([]);
   });
