@@ -160,7 +160,7 @@ export class ApproximateIndex implements CacheIndex {
     const { groups } = this;
     let removed = 0;
     for (let g = groups.earliest(); g !== NONE && groups.deadline[g]! <= now; g = groups.earliest()) {
-      removed += this.drainGroup(g);
+      removed += this.entries.drain(g);
     }
     this.expired += removed;
     return removed;
@@ -210,7 +210,7 @@ export class ApproximateIndex implements CacheIndex {
     while (excess > 0) {
       const g = groups.earliest();
       if (groups.count[g]! <= excess) {
-        excess -= this.drainGroup(g);
+        excess -= this.entries.drain(g);
         continue;
       }
       const victims = evictionOrder(entries, this.blocks, this.ranks, groups.head[g]!);
@@ -219,14 +219,6 @@ export class ApproximateIndex implements CacheIndex {
     }
     this.evicted += dropped;
     return dropped;
-  }
-
-  /** Removes every entry of group `g` (which releases it); returns how many. */
-  private drainGroup(g: number): number {
-    const { entries, groups } = this;
-    const n = groups.count[g]!;
-    while (groups.head[g] !== NONE) entries.remove(groups.head[g]!);
-    return n;
   }
 
   /** Removes every entry of rank `r` (which releases it); returns how many. */

@@ -3,11 +3,16 @@
  * its block, rank and deadline group and its links in three intrusive doubly linked lists at once:
  * the block's holders (the overlap walk), the rank's entries (worker and rank removal) and the
  * group's entries (expiry and eviction). One record per entry means the overlap walk reads one line
- * per holder, and unlinking reads one per neighbour. A hash set over (block, rank) finds an entry
- * again when a booking renews it. Removing an entry releases whatever it was the last of: its
- * block, rank or group. A free id has rank -1 and chains the free ids through its block word. Like
- * the block table's, `find` takes a hint: a recording's entries have consecutive ids, so the entry
- * after `e` in a renewed prompt is usually `e + 1`.
+ * per holder, and unlinking reads one per neighbour. Removing an entry releases whatever it was the
+ * last of: its block, rank or group. A free id has rank -1 and chains the free ids through its block
+ * word. Like the block table's, `find` takes a hint: a recording's entries have consecutive ids, so
+ * the entry after `e` in a renewed prompt is usually `e + 1`.
+ *
+ * A hash set over (block, rank) finds an entry again when a booking renews it, and holds exactly the
+ * entries of blocks that two or more ranks hold: a block's sole holder is its list's head, found
+ * from the block record without the set. Most blocks have one holder (a prompt's own tail), and a
+ * set insertion and deletion each were a random memory access per entry added and evicted: half of
+ * recording's cost at the cap.
  */
 import { grown, NONE, nextCapacity } from "./arrays";
 import { BLOCK_WORDS, type BlockTable, HEAD } from "./block-table";
@@ -73,6 +78,10 @@ export class EntryStore {
   /** The entry of block `b` on rank `r`, or -1; `hint` is an entry to try first. */
   find(b: number, r: number, hint = NONE): number {
     if (hint >= 0 && hint < this.used && this.block(hint) === b && this.rank(hint) === r) return hint;
+    const first = this.blocks.words[b * BLOCK_WORDS + HEAD]!;
+    if (first === NONE) return NONE;
+    // A sole holder is not in the table: it is the answer or there is none.
+    if (this.nextOfBlock(first) === NONE) return this.rank(first) === r ? first : NONE;
     const table = this.table;
     const hash = this.hashOfKey(b, r);
     for (let s = table.home(hash); ; s = table.next(s)) {
@@ -84,17 +93,19 @@ export class EntryStore {
 
   /** A new entry of block `b` on rank `r` in group `g`; there must be none yet. */
   add(b: number, r: number, g: number): number {
-    const table = this.table;
-    const hash = this.hashOfKey(b, r);
-    let s = table.home(hash);
-    while (table.candidate(s, hash) !== EMPTY) s = table.next(s);
+    const at = b * BLOCK_WORDS + HEAD;
+    const first = this.blocks.words[at]!;
     const e = this.allocate();
     const o = e * ENTRY_WORDS;
     this.words[o + BLOCK] = b;
     this.words[o + RANK] = r;
     this.words[o + GROUP] = g;
-    table.fill(s, e, hash);
-    this.link(BY_BLOCK, this.blocks.words, b * BLOCK_WORDS + HEAD, e);
+    if (first !== NONE) {
+      // The block is shared from now on, so every holder of it is in the table.
+      if (this.nextOfBlock(first) === NONE) this.file(first, b, this.rank(first));
+      this.file(e, b, r);
+    }
+    this.link(BY_BLOCK, this.blocks.words, at, e);
     this.link(BY_RANK, this.ranks.head, r, e);
     this.link(BY_GROUP, this.groups.head, g, e);
     this.ranks.count[r]!++;
@@ -114,21 +125,56 @@ export class EntryStore {
   }
 
   remove(e: number): void {
+    const groups = this.groups;
+    const g = this.group(e);
+    this.unlink(BY_GROUP, groups.head, g, e);
+    if (--groups.count[g]! === 0) groups.release(g);
+    this.drop(e);
+  }
+
+  /**
+   * Removes every entry of group `g` and releases it; returns how many. The group goes whole, so its
+   * list is walked, not unlinked entry by entry.
+   */
+  drain(g: number): number {
+    const groups = this.groups;
+    const n = groups.count[g]!;
+    for (let e = groups.head[g]!; e !== NONE; ) {
+      const next = this.nextOfGroup(e);
+      this.drop(e);
+      e = next;
+    }
+    groups.head[g] = NONE;
+    groups.count[g] = 0;
+    groups.release(g);
+    return n;
+  }
+
+  /** Removes entry `e` from its block's and rank's lists and frees it (its group is the caller's). */
+  private drop(e: number): void {
     const b = this.block(e);
     const r = this.rank(e);
-    const g = this.group(e);
-    this.table.delete(e, this.hashOfKey(b, r));
     const at = b * BLOCK_WORDS + HEAD;
+    const shared = this.nextOfBlock(e) !== NONE || this.words[e * ENTRY_WORDS + BY_BLOCK + 1] !== NONE;
+    if (shared) this.table.delete(e, this.hashOfKey(b, r));
     this.unlink(BY_BLOCK, this.blocks.words, at, e);
-    if (this.blocks.words[at] === NONE) this.blocks.release(b);
+    const first = this.blocks.words[at]!;
+    if (first === NONE) this.blocks.release(b);
+    else if (shared && this.nextOfBlock(first) === NONE) {
+      // Its last other holder is a sole holder now, which the table does not keep.
+      this.table.delete(first, this.hashOfKey(b, this.rank(first)));
+    }
     this.unlink(BY_RANK, this.ranks.head, r, e);
     if (--this.ranks.count[r]! === 0) this.ranks.release(r);
-    this.unlink(BY_GROUP, this.groups.head, g, e);
-    if (--this.groups.count[g]! === 0) this.groups.release(g);
     this.words[e * ENTRY_WORDS + RANK] = NONE;
     this.words[e * ENTRY_WORDS + BLOCK] = this.freeHead;
     this.freeHead = e;
     this.size--;
+  }
+
+  /** Entries in the (block, rank) set: those of blocks held by two or more ranks. */
+  get sharedEntries(): number {
+    return this.table.size;
   }
 
   get bytes(): number {
@@ -152,6 +198,15 @@ export class EntryStore {
     if (prev !== NONE) w[prev * ENTRY_WORDS + by] = next;
     else heads[at] = next;
     if (next !== NONE) w[next * ENTRY_WORDS + by + 1] = prev;
+  }
+
+  /** Puts entry `e` of block `b` on rank `r` in the table, which does not hold it yet. */
+  private file(e: number, b: number, r: number): void {
+    const table = this.table;
+    const hash = this.hashOfKey(b, r);
+    let s = table.home(hash);
+    while (table.candidate(s, hash) !== EMPTY) s = table.next(s);
+    table.fill(s, e, hash);
   }
 
   private allocate(): number {
