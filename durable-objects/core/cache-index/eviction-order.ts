@@ -18,14 +18,20 @@ export function evictionOrder(
   ranks: RankTable,
   head: number,
 ): number[] {
-  const list: number[] = [];
-  for (let e = head; e !== NONE; e = entries.nextOfGroup(e)) list.push(e);
-  return list.sort((x, y) => {
+  const order = (x: number, y: number) => {
     const bx = entries.block(x);
     const by = entries.block(y);
     const depth = blocks.position(by) - blocks.position(bx);
     if (depth !== 0) return depth;
     const rank = compareRanks(ranks, entries.rank(x), entries.rank(y));
     return rank !== 0 ? rank : blocks.compareHashes(bx, by);
-  });
+  };
+  const list: number[] = [];
+  let sorted = true;
+  for (let e = head; e !== NONE; e = entries.nextOfGroup(e)) {
+    if (sorted && list.length > 0 && order(list[list.length - 1]!, e) > 0) sorted = false;
+    list.push(e);
+  }
+  // A group is usually one recording, linked first to last, so its list is the order already.
+  return sorted ? list : list.sort(order);
 }
