@@ -163,6 +163,31 @@ function replicationTable({ replication: r }) {
   );
 }
 
+/** The hashing part's subjects, the floors among them, each as the run measured it. */
+function hashingTable({ hashing: h }) {
+  return table(
+    [`hashing a ${h ? fmt(h.tokens) : "—"}-token prompt`, "median µs", "MB/s"],
+    (h?.rows ?? []).map((r) => [r.name, fmt(r.medianUs, 1), fmt(r.mbPerS)]),
+  );
+}
+
+/** The cache-index part: recording beside the tracker's cycle of the same run, queries, memory. */
+function cacheIndexTable({ cacheIndex: c }) {
+  const bytes = (rows) => rows?.map((r) => `${fmt(r.measured)} B at ${fmt(r.entries)}`).join(", ");
+  return table(
+    ["cache index (128-block bookings, 64 ranks)", "value"],
+    [
+      ...(c?.timed ?? []).map((t) => [`${t.name}, CPU µs`, fmt(t.medianUs, 1)]),
+      ["record new (distinct) ÷ cycle without the index", ratio(c?.recordNewUs, c?.cycleWithoutIndexUs, 2)],
+      ["record renewal ÷ cycle without the index", ratio(c?.recordRenewalUs, c?.cycleWithoutIndexUs, 2)],
+      ...(c?.query ?? []).map((q) => [`query p50 at ${fmt(q.bookings)} bookings, µs`, fmt(q.medianUs, 2)]),
+      ["query p50 ratio, 50,000 ÷ 1,000 bookings", fmt(c?.queryRatio, 2)],
+      ["bytes per entry, distinct prompts", bytes(c?.memory.distinct)],
+      ["bytes per entry, shared prefixes", bytes(c?.memory.sharedPrefix)],
+    ],
+  );
+}
+
 /** The targets as the report judged them: `status` is copied, never recomputed. */
 const targets = results.targets ?? [];
 const measured = (t) => fmt(t.value, t.digits);
@@ -175,6 +200,8 @@ function latestRun() {
     httpTable(results),
     rowsTable(results),
     replicationTable(results),
+    hashingTable(results),
+    cacheIndexTable(results),
     table(
       ["target", "goal", "measured", "from (this run)", "met"],
       targets.map((t) => [t.figure, t.goal, measured(t), t.from || "—", t.status]),

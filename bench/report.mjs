@@ -258,7 +258,67 @@ function floorSection(http) {
   ];
 }
 
-export function printReport({ environment, core, coreFloor, http, rows, replication }, targets) {
+/** The hashing part: a 16,384-token prompt per block size and tracking, beside the floors of the same run. */
+function hashingSection(h) {
+  if (!h) return ["HASHING — not measured", ""];
+  return [
+    table(
+      `HASHING — bench/hashing: a ${fmt(h.tokens)}-token prompt (median of interleaved rounds; load ${h.environment.loadAverage.join(" / ")})`,
+      ["subject", "µs", "MB/s"],
+      h.rows.map((r) => [r.name, fmt(r.medianUs, 1), fmt(r.mbPerS)]),
+    ),
+    "",
+  ];
+}
+
+/** The cache-index part: recording beside the tracker's own cycle, queries, bytes per entry. */
+function cacheIndexSection(c) {
+  if (!c) return ["CACHE INDEX — not measured", ""];
+  return [
+    table(
+      `CACHE INDEX — bench/cache-index: ${c.blocksPerBooking}-block bookings over 64 ranks, cap ${fmt(c.maxEntries)}; CPU µs, medians of interleaved rounds (load ${c.environment.loadAverage.join(" / ")})`,
+      ["figure", "value"],
+      [
+        ...c.timed.map((t) => [`${t.name}, µs`, fmt(t.medianUs, 1)]),
+        [
+          "record new (distinct) ÷ tracker cycle without the index",
+          fmt(c.recordNewUs / c.cycleWithoutIndexUs, 2),
+        ],
+        [
+          "record renewal ÷ tracker cycle without the index",
+          fmt(c.recordRenewalUs / c.cycleWithoutIndexUs, 2),
+        ],
+        ...c.query.map((q) => [`query p50 at ${fmt(q.bookings)} bookings, µs`, fmt(q.medianUs, 2)]),
+        ["query p50 ratio", fmt(c.queryRatio, 2)],
+        ...["distinct", "sharedPrefix"].flatMap((w) =>
+          c.memory[w].map((r) => [
+            `bytes per entry, ${w === "distinct" ? "distinct prompts" : "shared prefixes"}, ${fmt(r.entries)} entries (estimate)`,
+            `${fmt(r.measured)} (${fmt(r.estimate)})`,
+          ]),
+        ),
+      ],
+    ),
+    "",
+  ];
+}
+
+/** What a run of some parts only prints: the sections of the standalone parts, the others' JSON. */
+export function printPartial(results) {
+  const { environment, hashing, cacheIndex, ...rest } = results;
+  const out = [
+    `edge-slot-tracker benchmark, some parts — ${environment.date}, Node ${environment.node}, ${environment.cpus} × ${environment.cpuModel}, load average at start ${environment.loadAverageAtStart.join(" / ")}`,
+    "",
+  ];
+  if (hashing) out.push(...hashingSection(hashing));
+  if (cacheIndex) out.push(...cacheIndexSection(cacheIndex));
+  for (const [key, value] of Object.entries(rest)) out.push(`${key}: ${JSON.stringify(value)}`, "");
+  process.stdout.write(`${out.join("\n")}\n`);
+}
+
+export function printReport(
+  { environment, core, coreFloor, http, rows, replication, hashing, cacheIndex },
+  targets,
+) {
   const out = [];
   out.push(
     `edge-slot-tracker benchmark — ${environment.date}, Node ${environment.node}, ${environment.cpus} × ${environment.cpuModel}, load average at start ${environment.loadAverageAtStart.join(" / ")}`,
@@ -312,6 +372,8 @@ export function printReport({ environment, core, coreFloor, http, rows, replicat
     `SQLite rows written per /batch op: ${fmt(rows.rowsPerBatchOp, 3)} (${rows.batchCalls} calls of 256 ops, requests living ${rows.batchLifetimeCalls} calls)`,
     "",
     ...replicationSection(replication),
+    ...hashingSection(hashing),
+    ...cacheIndexSection(cacheIndex),
     table(
       "TARGETS — every ratio of figures from this run",
       ["target", "goal", "measured", "from (this run)", ""],
