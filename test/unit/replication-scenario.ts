@@ -217,9 +217,14 @@ export const totals = {
 
 /**
  * Plays a scenario. With `single`, every operation happens at the first replica and is mirrored on
- * a plain, unreplicated tracker. Returns the settled simulation, the mirror and a common read time.
+ * a plain, unreplicated tracker. With `settleAround`, the network settles before and after each step
+ * it says. Returns the settled simulation, the mirror and a common read time.
  */
-export function play(s: Scenario, single: boolean) {
+export function play(
+  s: Scenario,
+  single: boolean,
+  settleAround?: (step: Scenario["steps"][number]) => boolean,
+) {
   const names = NAMES.slice(0, s.n);
   const sim = new Sim(
     {
@@ -236,6 +241,8 @@ export function play(s: Scenario, single: boolean) {
   const mirror = new Tracker({ model: "model", tenant: "default", expiryMs: EXPIRY_MS });
   const at = (i: number) => sim.replicas[i % s.n]!;
   for (const step of s.steps) {
+    const settling = settleAround?.(step) ?? false;
+    if (settling) sim.settle();
     switch (step.kind) {
       case "op": {
         const r = single ? sim.replicas[0]! : at(step.at);
@@ -263,6 +270,7 @@ export function play(s: Scenario, single: boolean) {
         sim.partition(new Set(names.filter((_, i) => (step.side >> i) & 1)));
         break;
     }
+    if (settling) sim.settle();
   }
   sim.settle();
   totals.runs++;

@@ -108,4 +108,46 @@ describe("the tracker's cache index", () => {
     sim.settle();
     for (const r of sim.replicas) expect(r.tracker.cache.stats().entries, r.name).toBe(0);
   });
+
+  it("drops a worker's entries at every replica when it unregisters at one, and keeps the others'", () => {
+    const sim = new Sim({ names: ["a", "b"], expiryMs: 300_000 }, T0);
+    sim.at(sim.replica("a"), (t, now) => t.register(worker(1), now));
+    sim.at(sim.replica("a"), (t, now) => t.register(worker(2), now));
+    sim.settle();
+    sim.at(sim.replica("a"), (t, now) => t.add(req("r1", 1, 0, h(4, 5), 0), now));
+    sim.at(sim.replica("a"), (t, now) => t.add(req("r2", 2, 0, h(4, 5), 0), now));
+    sim.settle();
+    for (const r of sim.replicas) expect(cached(r.tracker, h(4, 5), sim.time + 1), r.name).toHaveLength(2);
+    sim.time += 5;
+    sim.at(sim.replica("b"), (t, now) => t.unregister(1n, now));
+    sim.settle();
+    for (const r of sim.replicas)
+      expect(cached(r.tracker, h(4, 5), sim.time + 1), r.name).toEqual([[2n, 0, 2]]);
+  });
+
+  it("drops a catalog worker's entries at every replica when its record is removed, and a dropped rank's", () => {
+    const sim = new Sim({ names: ["a", "b"], expiryMs: 300_000 }, T0);
+    const upsert = (workerId: bigint, dpSize: number) => (t: Tracker, now: number) =>
+      t.upsertCatalog(
+        { workerId, model: t.model, tenant: t.tenant, endpoint: `http://w${workerId}`, blockSize: 4, dpSize },
+        now,
+      );
+    sim.at(sim.replica("a"), upsert(1n, 2));
+    sim.at(sim.replica("a"), upsert(2n, 1));
+    sim.settle();
+    sim.at(sim.replica("a"), (t, now) => t.add(req("r1", 1, 1, h(4, 5), 0), now));
+    sim.at(sim.replica("a"), (t, now) => t.add(req("r2", 2, 0, h(4, 5), 0), now));
+    sim.settle();
+    for (const r of sim.replicas) expect(cached(r.tracker, h(4, 5), sim.time + 1), r.name).toHaveLength(2);
+    // Worker 1 keeps rank 0 only: rank 1's entries go, at both replicas.
+    sim.time += 5;
+    sim.at(sim.replica("b"), (t, now) => t.patchCatalog(1n, { dpSize: 1 }, now));
+    sim.settle();
+    for (const r of sim.replicas)
+      expect(cached(r.tracker, h(4, 5), sim.time + 1), r.name).toEqual([[2n, 0, 2]]);
+    // Worker 2's record removed at b: its entries go at both.
+    sim.at(sim.replica("b"), (t, now) => t.removeCatalog(2n, now));
+    sim.settle();
+    for (const r of sim.replicas) expect(cached(r.tracker, h(4, 5), sim.time + 1), r.name).toEqual([]);
+  });
 });

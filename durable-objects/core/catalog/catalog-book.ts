@@ -86,9 +86,17 @@ function settleRegistrations(tracker: TrackerState, fix: PartitionFix): void {
   }
 }
 
-/** A catalog worker leaves the book: its bookings as adds to place (replicated), or dropped. */
+/**
+ * A catalog worker leaves the book: its bookings as adds to place (replicated), or dropped. A
+ * removed record takes what the worker had cached with it (Dynamo's `remove_worker`), as an
+ * unregistration does; one that only stopped being schedulable keeps it, so that the replicas,
+ * which may pass through different intermediate fixes, agree.
+ */
 function leave(tracker: TrackerState, worker: WorkerEntry): AddEvent[] {
-  if (tracker.replicated) return setAside(tracker, worker);
+  if (tracker.replicated) {
+    if (!tracker.catalog.entries.has(worker.workerId)) tracker.cache.removeWorker(worker.workerId);
+    return setAside(tracker, worker);
+  }
   tracker.removeWorker(worker, physicalMs(worker.key.ts));
   return [];
 }
@@ -117,6 +125,9 @@ function join(tracker: TrackerState, entry: CatalogEntry, shape: SlotTrackerEntr
   }
   if (sameShape(worker, input, key)) return [];
   const stays = inRange(input);
+  // What a dropped rank had cached goes with it: a replica that learns of its bookings only after
+  // the change does not record them (they are under the rank's floor, `replica-merge.ts`).
+  for (const slot of worker.slots) if (!stays(slot.dpRank)) tracker.cache.removeRank(workerId, slot.dpRank);
   const adds = drop(tracker, entry, (rank) => !stays(rank), physicalMs(key.ts));
   const reshaped = book.reshapeWorker(worker, input, key);
   tracker.departures?.attach(reshaped, floors);

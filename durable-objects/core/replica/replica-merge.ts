@@ -7,6 +7,7 @@
  */
 
 import { reconcilePartition } from "../catalog/catalog-book";
+import { belowFloor } from "../catalog/catalog-state";
 import type { LiveRequest } from "../live-request";
 import type { TrackerState } from "../tracker-state";
 import { catalogYields, mergeCatalogUpsert } from "./catalog-merge";
@@ -88,18 +89,25 @@ export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, no
 /**
  * The origin recorded this booking in its cache index whatever became of it, and a free does not
  * undo a recording: so an add that is not live here (a newer free or add of its id arrived first,
- * or its worker is not known yet) is recorded too, unless a newer (un)registration of its worker
- * ended its incarnation, which at the origin dropped the worker's entries after it.
+ * or its worker is not known yet) is recorded too, unless a newer change of its worker ended what
+ * it was booked on, which at the origin dropped the entries after it: for a catalog worker, the
+ * rank's floor (a range change that dropped the rank, `catalog-book.ts`); otherwise a newer
+ * (un)registration or catalog removal.
  */
 function recordUnplaced(tracker: TrackerState, event: AddEvent): void {
   const live = tracker.request(event.requestId);
   if (live && live.addTs === event.ts && live.origin === event.origin) return;
-  const { records } = tracker;
-  const newest =
-    tracker.book.workers.get(event.workerId)?.key ??
-    records.excluded.get(event.workerId) ??
-    records.gone.get(event.workerId);
-  if (newest && !isNewer(event, newest)) return;
+  const entry = tracker.catalog.entries.get(event.workerId);
+  if (entry) {
+    if (belowFloor(entry, event.dpRank, event)) return;
+  } else {
+    const { records } = tracker;
+    const newest =
+      tracker.book.workers.get(event.workerId)?.key ??
+      records.excluded.get(event.workerId) ??
+      records.gone.get(event.workerId);
+    if (newest && !isNewer(event, newest)) return;
+  }
   tracker.recordCache(event, event.startedAt);
 }
 
