@@ -10,9 +10,9 @@
  */
 import type { ClientRequestOptions, ClientResponse } from "hono/client";
 import { hc } from "hono/client";
-import type { AppType } from "./app";
-import { JsonFraction, type JsonValue, parseJson } from "./wire/json";
-import { type JsonOutput, stringifyJson } from "./wire/json-write";
+import type { AppType } from "../app";
+import { JsonFraction, type JsonValue, parseJson } from "../wire/json";
+import { type JsonOutput, stringifyJson } from "../wire/json-write";
 
 export type { AppType };
 
