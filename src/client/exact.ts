@@ -17,7 +17,23 @@ export type Exactly<T> = T extends number
       ? { [K in keyof T]: Exactly<T[K]> }
       : T;
 
-type JsonEndpoint<R> = (args: { json: never }, options?: ClientRequestOptions) => Promise<R>;
+/** Any hono/client endpoint, its own argument type set aside: {@link callExact} writes the body itself. */
+export type AnyEndpoint<R> = (args: never, options?: ClientRequestOptions) => Promise<R>;
+
+/**
+ * Calls `endpoint` with `args` (path parameters, query) and `body` written exactly. No `json`
+ * argument reaches hono/client, so it neither stringifies nor sets a content type: both come from here.
+ */
+export function callExact<R>(endpoint: AnyEndpoint<R>, args: object, body: unknown): Promise<R> {
+  const call = endpoint as unknown as (args: object, options: ClientRequestOptions) => Promise<R>;
+  return call(
+    { ...args, json: undefined },
+    {
+      headers: { "content-type": "application/json" },
+      init: { body: stringifyJson(body as JsonOutput) },
+    },
+  );
+}
 
 /**
  * Calls a typed POST endpoint with `body` written exactly: bigint fields become exact JSON integers
@@ -27,11 +43,16 @@ export function postExact<A extends { json: unknown }, R>(
   endpoint: (args: A, options?: ClientRequestOptions) => Promise<R>,
   body: Exactly<A["json"]>,
 ): Promise<R> {
-  // No `json` argument, so hono/client neither stringifies nor sets a content type: both come from here.
-  return (endpoint as unknown as JsonEndpoint<R>)({ json: undefined as never } as never, {
-    headers: { "content-type": "application/json" },
-    init: { body: stringifyJson(body as JsonOutput) },
-  });
+  return callExact(endpoint, {}, body);
+}
+
+/** As {@link postExact}, for endpoints with path parameters or a query too: `sendExact(e, { param }, body)`. */
+export function sendExact<A extends { json: unknown }, R>(
+  endpoint: (args: A, options?: ClientRequestOptions) => Promise<R>,
+  args: Omit<A, "json">,
+  body: Exactly<A["json"]>,
+): Promise<R> {
+  return callExact(endpoint, args, body);
 }
 
 /** An answer's JSON with integers above 2^53 as exact bigint (every other number stays a number). */
@@ -45,7 +66,12 @@ export type Exact<T> = T extends number
 
 /** Reads a JSON answer keeping 64-bit integers exact; `res.json()` would round ids above 2^53. */
 export async function readExact<T>(res: ClientResponse<T>): Promise<Exact<T>> {
-  return plain(parseJson(await res.text())) as Exact<T>;
+  return exactJson(await res.text()) as Exact<T>;
+}
+
+/** JSON text as values, integers above 2^53 as exact bigint. */
+export function exactJson(text: string): unknown {
+  return plain(parseJson(text));
 }
 
 function plain(value: JsonValue): unknown {

@@ -4,5 +4,6 @@
  * but the two small JSON modules of `src/wire/`.
  */
 export type { AppType } from "../app";
-export { type Exact, type Exactly, postExact, readExact } from "./exact";
+export { type Exact, type Exactly, postExact, readExact, sendExact } from "./exact";
 export { type ClientOptions, type SlotTrackerClient, slotTrackerClient } from "./slot-tracker";
+export { readOk, SlotTrackerError } from "./errors";
