@@ -12,6 +12,7 @@ const TILES: readonly [id: string, label: string, kind: string][] = [
   ["t-live", "Live requests", ""],
   ["t-decode", "Decode blocks", "decode"],
   ["t-prefill", "Prefill tokens", "prefill"],
+  ["t-catalog", "Schedulable", "catalog"],
 ];
 
 export const DASHBOARD_HTML = `<!doctype html>
@@ -40,9 +41,10 @@ export const DASHBOARD_HTML = `<!doctype html>
 ).join("")}</section>
 <div id="notice" class="notice" hidden></div>
 <main id="trackers"></main>
-<div id="empty" class="empty" hidden>No workers registered yet. Register one with <code>POST /register</code> (see the <a href="/docs">API docs</a>).</div>
+<div id="empty" class="empty" hidden>No workers registered yet. Register one with <code>POST /register</code> or <code>POST /selection/workers</code> (see the <a href="/docs">API docs</a>).</div>
 <footer id="updated" data-tick="0">Every rank of every worker, per model and tenant: decode blocks (distinct KV blocks of its live
-requests) and prefill tokens still to prefill, bars relative to the busiest rank of the tracker. Polls <code>/workers</code> and
-<code>/loads</code> every second, live requests and replica status per tracker.</footer>
+requests) and prefill tokens still to prefill, bars relative to the busiest rank of the tracker. Polls <code>/workers</code>,
+<code>/loads</code> and the selection catalog <code>/selection/workers</code> (each worker's lifecycle, endpoint and DP ranks) every
+second, live requests and replica status per tracker. Selection bookings are live requests like any other.</footer>
 <script>${DASHBOARD_SCRIPT}</script>
 </body></html>`;

@@ -1,6 +1,7 @@
 /**
- * The dashboard script's first half (see `script.ts`): state, exact JSON, the API calls and the
- * model built from `/workers` and `/loads`, plus live requests and replica status per tracker.
+ * The dashboard script's first part (see `script.ts`): state, exact JSON, the API calls and the
+ * model built from `/workers`, `/loads` and the selection catalog (`/selection/workers`), plus live
+ * requests and replica status per tracker.
  */
 export const SCRIPT_DATA = String.raw`
   "use strict";
@@ -80,13 +81,18 @@ export const SCRIPT_DATA = String.raw`
   /** A listing row's tenant: PARTITION_FIELD names it tenant_id or routing_group. */
   function tenantOf(row) { return row.tenant_id !== undefined ? row.tenant_id : row.routing_group; }
 
-  /** Trackers from the two listings: metadata from /workers, one row per rank from /loads. */
-  function build(workers, loads) {
+  /**
+   * Trackers from the listings: metadata from /workers, one row per rank from /loads, and each
+   * catalog record of the selection API under its partition (model_name, routing_group), which is
+   * the tracker of (model, tenant). A partition whose records all lack a block size or a DP range
+   * has no slot-tracker worker yet, so the catalog alone makes its card.
+   */
+  function build(workers, loads, catalog) {
     var trackers = new Map();
     function tracker(model, tenant) {
       var k = keyOf(model, tenant);
       var t = trackers.get(k);
-      if (!t) { t = { key: k, model: model, tenant: tenant, blockSize: 0, workers: new Map(), ranks: [] }; trackers.set(k, t); }
+      if (!t) { t = { key: k, model: model, tenant: tenant, blockSize: 0, workers: new Map(), ranks: [], catalog: [] }; trackers.set(k, t); }
       return t;
     }
     workers.forEach(function (w) {
@@ -100,6 +106,7 @@ export const SCRIPT_DATA = String.raw`
       t.ranks.push({ id: String(l.worker_id) + "/" + l.dp_rank, worker: String(l.worker_id), rank: l.dp_rank,
         decode: l.active_decode_blocks, prefill: l.active_prefill_tokens, type: w && w.worker_type, requests: null });
     });
+    (catalog || []).forEach(function (r) { tracker(r.model_name, r.routing_group).catalog.push(r); });
     var filter = $("filter").value.trim().toLowerCase();
     return Array.from(trackers.values())
       .filter(function (t) { return !filter || (t.model + " " + t.tenant).toLowerCase().indexOf(filter) >= 0; })
@@ -111,12 +118,15 @@ export const SCRIPT_DATA = String.raw`
     var shown = trackers.slice(0, MAX_DETAILED);
     var askPeers = st.tick % PEERS_EVERY === 0 && !st.peersDenied;
     await Promise.all(shown.map(async function (t) {
-      var body = JSON.stringify({ model_name: t.model, tenant_id: t.tenant, sequence_hashes: [] });
-      var r = await api("POST", "/potential_loads", body);
-      if (r.ok) {
-        var live = new Map();
-        r.data.forEach(function (p) { live.set(String(p.worker_id) + "/" + p.dp_rank, p.active_requests); });
-        t.ranks.forEach(function (rank) { rank.requests = live.has(rank.id) ? live.get(rank.id) : null; });
+      // A partition known only to the catalog has no ranks to ask about.
+      if (t.ranks.length > 0) {
+        var body = JSON.stringify({ model_name: t.model, tenant_id: t.tenant, sequence_hashes: [] });
+        var r = await api("POST", "/potential_loads", body);
+        if (r.ok) {
+          var live = new Map();
+          r.data.forEach(function (p) { live.set(String(p.worker_id) + "/" + p.dp_rank, p.active_requests); });
+          t.ranks.forEach(function (rank) { rank.requests = live.has(rank.id) ? live.get(rank.id) : null; });
+        }
       }
       if (askPeers) {
         var q = "?model_name=" + encodeURIComponent(t.model) + "&tenant_id=" + encodeURIComponent(t.tenant);

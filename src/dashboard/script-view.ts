@@ -1,5 +1,5 @@
 /**
- * The dashboard script's second half (see `script.ts`): the page, updated in place and keyed by
+ * The dashboard script's last part (see `script.ts`): the page, updated in place and keyed by
  * tracker and rank, the poll loop and the controls (token, filter, replica, pause).
  */
 export const SCRIPT_VIEW = `
@@ -12,7 +12,8 @@ export const SCRIPT_VIEW = `
     var head = el("header");
     var sums = el("div", "sums");
     c = { root: root, title: el("h2", "", t.model), tenant: el("span", "tenant", t.tenant), meta: el("span", "meta"),
-      live: el("b"), decode: el("b"), prefill: el("b"), replicas: el("div", "replicas"), grid: el("div", "grid"), rows: new Map() };
+      live: el("b"), decode: el("b"), prefill: el("b"), replicas: el("div", "replicas"), grid: el("div", "grid"), rows: new Map(),
+      catalog: el("div", "catalog"), catalogSig: "" };
     [["live ", c.live, ""], ["decode ", c.decode, "d"], ["prefill ", c.prefill, "p"]].forEach(function (s) {
       var span = el("span", s[2], s[0]);
       span.appendChild(s[1]);
@@ -22,7 +23,8 @@ export const SCRIPT_VIEW = `
     [["Worker · rank", ""], ["Decode blocks", ""], ["Prefill tokens", ""], ["Live", "num"]].forEach(function (h) {
       c.grid.appendChild(el("div", "h " + h[1], h[0]));
     });
-    root.append(head, c.replicas, c.grid);
+    c.catalog.hidden = true;
+    root.append(head, c.replicas, c.grid, c.catalog);
     st.cards.set(t.key, c);
     return c;
   }
@@ -66,7 +68,7 @@ export const SCRIPT_VIEW = `
 
   function render(trackers) {
     var main = $("trackers");
-    var total = { workers: 0, ranks: 0, live: 0, decode: 0, prefill: 0 };
+    var total = { workers: 0, ranks: 0, live: 0, decode: 0, prefill: 0, records: 0, schedulable: 0 };
     var keep = new Set();
     trackers.forEach(function (t, i) {
       keep.add(t.key);
@@ -77,7 +79,7 @@ export const SCRIPT_VIEW = `
         maxD = Math.max(maxD, r.decode); maxP = Math.max(maxP, r.prefill);
         dSum += r.decode; pSum += r.prefill; live += r.requests || 0;
       });
-      setText(c.meta, "block " + t.blockSize + " · " + t.workers.size + " worker" + (t.workers.size === 1 ? "" : "s") +
+      setText(c.meta, (t.blockSize ? "block " + t.blockSize : "no block size yet") + " · " + t.workers.size + " worker" + (t.workers.size === 1 ? "" : "s") +
         " · " + t.ranks.length + " rank" + (t.ranks.length === 1 ? "" : "s"));
       setText(c.live, fmt(live)); setText(c.decode, fmt(dSum)); setText(c.prefill, fmt(pSum));
       var seen = new Set();
@@ -100,6 +102,8 @@ export const SCRIPT_VIEW = `
       });
       c.rows.forEach(function (x, id) { if (!seen.has(id)) { x.root.remove(); c.rows.delete(id); } });
       replicaLine(c, t);
+      catalogLine(c, t);
+      total.records += t.catalog.length; total.schedulable += schedulable(t);
       total.workers += t.workers.size; total.ranks += t.ranks.length; total.live += live; total.decode += dSum; total.prefill += pSum;
     });
     st.cards.forEach(function (c, k) { if (!keep.has(k)) { c.root.remove(); st.cards.delete(k); } });
@@ -110,6 +114,7 @@ export const SCRIPT_VIEW = `
     setText($("t-live"), fmt(total.live));
     setText($("t-decode"), fmt(total.decode));
     setText($("t-prefill"), fmt(total.prefill));
+    setText($("t-catalog"), fmt(total.schedulable) + " / " + fmt(total.records));
     var sel = $("replica");
     st.replicas.forEach(function (name) {
       if (!Array.from(sel.options).some(function (o) { return o.value === name; })) sel.appendChild(new Option(name, name));
@@ -120,7 +125,7 @@ export const SCRIPT_VIEW = `
     st.timer = 0;
     if (st.paused || document.hidden) return schedule();
     try {
-      var r = await Promise.all([api("GET", "/workers"), api("GET", "/loads")]);
+      var r = await Promise.all([api("GET", "/workers"), api("GET", "/loads"), api("GET", "/selection/workers")]);
       var denied = r.find(function (x) { return x.status === 401; });
       if (denied) {
         notice("This service requires an API token: enter one above. It is kept in this tab only (sessionStorage). (" +
@@ -131,11 +136,14 @@ export const SCRIPT_VIEW = `
       }
       if (!r[0].ok) throw failure(r[0], "/workers");
       if (!r[1].ok) throw failure(r[1], "/loads");
-      var trackers = build(r[0].data, r[1].data);
+      // The catalog is the selection API's view: without it the rest of the page still stands.
+      var warnings = r[2].ok ? [] : [failure(r[2], "/selection/workers").message + ": the catalog is not shown."];
+      var trackers = build(r[0].data, r[1].data, r[2].ok ? r[2].data : null);
       await details(trackers);
       render(trackers);
-      notice(trackers.length > MAX_DETAILED ? "Live requests and replica status are shown for the first " + MAX_DETAILED +
-        " trackers; narrow with the filter." : "");
+      if (trackers.length > MAX_DETAILED) warnings.push("Live requests and replica status are shown for the first " +
+        MAX_DETAILED + " trackers; narrow with the filter.");
+      notice(warnings.join(" "));
       st.tick += 1;
       $("updated").dataset.tick = String(st.tick);
       setStatus("live", "live · updated " + new Date().toLocaleTimeString());
