@@ -15,6 +15,10 @@ const API_TOKENS = JSON.stringify({ [TOKEN]: { tenants: ["*"], admin: true, name
 const BIG = "18446744073709551557";
 const LLAMA = "llama-3-70b";
 const QWEN = "qwen-2.5-7b";
+/** A partition of the selection API: its workers come from the catalog, its bookings from selections. */
+const MISTRAL = "mistral-7b";
+const SEL = "18446744073709551533";
+const SEL2 = "9";
 /** Deadlines for what the page shows: it polls every second; CI runs every suite at once on 2 cores. */
 const POLL = { timeout: 30_000, interval: 100 };
 const ARTIFACT = join(import.meta.dirname, "../../test-artifacts/dashboard.png");
@@ -165,6 +169,130 @@ describe("the live dashboard in Chromium", () => {
     await expectRank(LLAMA, "7", 0, { decode: 6, prefill: 128, requests: 1 });
     await expect.poll(text('section.tracker[data-tenant="acme"] .sums b'), POLL).toBe("2");
     await expect.poll(text("#t-live"), POLL).toBe("5");
+  });
+
+  it("shows a selection booking as a live request of its rank, held under its selection_id", async () => {
+    await post(
+      "/selection/workers",
+      `{"worker_id":${SEL},"model_name":"${MISTRAL}","endpoint":"http://mistral-0:8000","block_size":4,"data_parallel_size":2}`,
+      201,
+    );
+    await post(
+      "/selection/select_and_reserve",
+      `{"model_name":"${MISTRAL}","selection_id":"sel-1","token_ids":[${hashes(1, 8)}],"pinned_worker":{"worker_id":${SEL},"dp_rank":1}}`,
+      200,
+    );
+    await expectRank(MISTRAL, SEL, 1, { decode: 2, prefill: 8, requests: 1 });
+    await expectRank(MISTRAL, SEL, 0, { decode: 0, prefill: 0, requests: 0 });
+    // The live request the page counts is the tracker's request `sel-1`: a slot-tracker /add of that id
+    // is the duplicate, naming the rank, and a /free of it ends the booking.
+    const duplicate = await call(
+      base,
+      TOKEN,
+      "POST",
+      "/add",
+      `{"model_name":"${MISTRAL}","request_id":"sel-1","worker_id":${SEL},"dp_rank":0,"sequence_hashes":[1]}`,
+    );
+    expect(duplicate).toEqual({
+      status: 409,
+      text: `{"error":"Request sel-1 already exists (assigned to worker WorkerWithDpRank { worker_id: ${SEL}, dp_rank: 1 })"}`,
+    });
+    await post("/free", `{"model_name":"${MISTRAL}","request_id":"sel-1"}`, 200);
+    await expectRank(MISTRAL, SEL, 1, { decode: 0, prefill: 0, requests: 0 });
+  });
+
+  it("shows each catalog worker's lifecycle, endpoint and DP ranks, and why an incomplete one waits", async () => {
+    await post("/selection/workers", `{"worker_id":${SEL2},"model_name":"${MISTRAL}","block_size":4}`, 201);
+    const line = (model: string, id: string) =>
+      page.locator(`section.tracker[data-model="${model}"] .cw[data-worker="${id}"]`);
+    const shown = (model: string, id: string) => async () => {
+      const at = line(model, id);
+      if ((await at.count()) === 0) return null;
+      return {
+        lifecycle: await at.getAttribute("data-lifecycle"),
+        text: await at.locator("span").allTextContents(),
+      };
+    };
+    await expect.poll(shown(MISTRAL, SEL), POLL).toEqual({
+      lifecycle: "schedulable",
+      text: [SEL, "schedulable", "http://mistral-0:8000", "ranks 0–1"],
+    });
+    await expect.poll(shown(MISTRAL, SEL2), POLL).toEqual({
+      lifecycle: "incomplete",
+      text: [SEL2, "incomplete", "no endpoint", "rank 0", "endpoint is required"],
+    });
+    // A /register'ed worker is in the catalog too, incomplete until a catalog write gives it an endpoint.
+    await expect.poll(shown(LLAMA, BIG), POLL).toEqual({
+      lifecycle: "incomplete",
+      text: [BIG, "incomplete", "no endpoint", "ranks 0–1", "endpoint is required"],
+    });
+    await post(
+      "/selection/workers",
+      `{"worker_id":${SEL2},"model_name":"${MISTRAL}","endpoint":"http://mistral-1:8000","block_size":4,"data_parallel_start_rank":2}`,
+      201,
+    );
+    await expect.poll(shown(MISTRAL, SEL2), POLL).toEqual({
+      lifecycle: "schedulable",
+      text: [SEL2, "schedulable", "http://mistral-1:8000", "rank 2"],
+    });
+    const mistral = page.locator(`section.tracker[data-model="${MISTRAL}"] .catalog .h`);
+    expect(await mistral.textContent()).toBe("Catalog · 2 of 2 schedulable");
+    // Four /register'ed workers (incomplete) and the two of the catalog.
+    await expect.poll(text("#t-catalog"), POLL).toBe("2 / 6");
+  });
+
+  it("draws every lifecycle Dynamo defines, a partition known only to the catalog, and escapes what it shows", async () => {
+    // Listings never hold the transitional states (a DELETE passes through them in one step), so the
+    // page is given a listing that does, and a record whose texts are markup.
+    const model = "catalog-only";
+    const record = (id: number, lifecycle: string, extra: object) => ({
+      worker_id: id,
+      model_name: model,
+      routing_group: "default",
+      lifecycle,
+      endpoint: `http://w${id}`,
+      block_size: 4,
+      data_parallel_start_rank: null,
+      data_parallel_size: null,
+      ...extra,
+    });
+    const listing = [
+      record(1, "incomplete", {
+        endpoint: '<img src=x onerror="window.__pwned=1">',
+        not_schedulable_reasons: ["reconciliation failed: <b>block_size</b> mismatch", "second reason"],
+      }),
+      record(2, "schedulable", { data_parallel_start_rank: 4, data_parallel_size: 4 }),
+      record(3, "draining", {}),
+      record(4, "unschedulable", {}),
+      record(5, "</span><script>", {}),
+    ];
+    await page.route("**/selection/workers", (route) =>
+      route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(listing) }),
+    );
+    try {
+      const card = page.locator(`section.tracker[data-model="${model}"]`);
+      await expect.poll(() => card.locator(".cw").count(), POLL).toBe(5);
+      const classes = await card.locator(".cw").evaluateAll((lines) => lines.map((l) => l.className));
+      expect(classes).toEqual([
+        "cw incomplete",
+        "cw schedulable",
+        "cw draining",
+        "cw unschedulable",
+        "cw unknown",
+      ]);
+      expect(await card.locator('.cw[data-worker="1"] .ep').textContent()).toBe(listing[0]!.endpoint);
+      expect(await card.locator('.cw[data-worker="1"] .why').textContent()).toBe(
+        "reconciliation failed: <b>block_size</b> mismatch; second reason",
+      );
+      expect(await card.locator('.cw[data-worker="2"] .dp').textContent()).toBe("ranks 4–7");
+      expect(await card.locator('.cw[data-worker="5"] .lc').textContent()).toBe("</span><script>");
+      expect(await card.locator(".catalog img, .catalog b, .catalog script").count()).toBe(0);
+      expect(await page.evaluate("window.__pwned")).toBeUndefined();
+      expect(await card.locator(".meta").textContent()).toContain("no block size yet");
+    } finally {
+      await page.unroute("**/selection/workers");
+    }
+    await expect.poll(() => page.locator(`section.tracker[data-model="${model}"]`).count(), POLL).toBe(0);
   });
 
   it("renders without script errors, and leaves a screenshot for people to look at", async () => {
