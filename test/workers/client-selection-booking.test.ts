@@ -3,13 +3,9 @@
  * booking (in one step, by replay and explicitly), a reservation's lifecycle, the load views and
  * the cache index, with 64-bit hashes and ids exact and refusals as `SlotTrackerError`.
  */
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type SelectionClient, SlotTrackerError, selectionClient } from "../../src/client";
-
-/** `exports.default` is typed only when GlobalProps names the main module; its runtime shape is a Fetcher. */
-const worker = (exports as unknown as { default: Fetcher }).default;
-const viaWorker: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
+import { type SelectionClient, selectionClient } from "../../src/client";
+import { refusal, viaWorker } from "./client-calls";
 
 const BLOCK_SIZE = 4;
 /** Above 2^53: `Number(BIG)` would round it. */
@@ -31,16 +27,6 @@ async function scheduled(model: string, dpSize = 1): Promise<SelectionClient> {
   });
   expect(record.lifecycle).toBe("schedulable");
   return sel;
-}
-
-async function refusal(call: Promise<unknown>): Promise<{ status: number; message: string }> {
-  const error: unknown = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SlotTrackerError);
-  const { status, message } = error as SlotTrackerError;
-  return { status, message };
 }
 
 /** The one partition's rank `rank` in `/selection/loads`. */

@@ -3,29 +3,15 @@
  * catalog route, ids above 2^53 exact both ways, the token and replica on the calls, and refusals
  * thrown as `SlotTrackerError` with Dynamo's status and text.
  */
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { SlotTrackerError, selectionClient } from "../../src/client";
+import { readExact, selectionClient, sendExact, slotTrackerClient } from "../../src/client";
+import { refusal, viaWorker } from "./client-calls";
 
-/** `exports.default` is typed only when GlobalProps names the main module; its runtime shape is a Fetcher. */
-const worker = (exports as unknown as { default: Fetcher }).default;
-const viaWorker: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
 const client = () => selectionClient("http://tracker", { fetch: viaWorker });
 
 /** Above 2^53: `Number(BIG)` would round it. */
 const BIG = (1n << 64n) - 3n;
 const MODEL = "client-catalog-llama";
-
-/** The thrown value of `call`, which must be a SlotTrackerError. */
-async function refusal(call: Promise<unknown>): Promise<{ status: number; message: string }> {
-  const error: unknown = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SlotTrackerError);
-  const { status, message } = error as SlotTrackerError;
-  return { status, message };
-}
 
 describe("the typed client's selection catalog", () => {
   it("upserts, lists, patches and deletes a worker, its 64-bit id exact both ways", async () => {
@@ -120,5 +106,18 @@ describe("the typed client's selection catalog", () => {
     }
     expect(seen[0]?.headers.get("content-type")).toBe("application/json");
     expect(seen[0]?.body).toContain(`"worker_id":${BIG}`);
+  });
+
+  it("patches through the hono paths with sendExact, a u64 field above 2^53 exact", async () => {
+    await client().upsertWorker({ worker_id: 3, model_name: MODEL, endpoint: "http://w3", block_size: 16 });
+    const api = slotTrackerClient("http://tracker", { fetch: viaWorker }).selection;
+    const blocks = (1n << 60n) + 1n;
+    const res = await sendExact(
+      api.workers[":worker_id"].$patch,
+      { param: { worker_id: "3" } },
+      { total_kv_blocks: blocks },
+    );
+    expect(res.status).toBe(200);
+    expect(await readExact(res)).toMatchObject({ worker_id: 3, total_kv_blocks: blocks });
   });
 });
