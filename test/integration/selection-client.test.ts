@@ -1,17 +1,29 @@
-import { join } from "node:path";
-import { unstable_startWorker } from "wrangler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClientError, SelectionClient } from "./dynamo-selection-client/client";
+import {
+  activeRequests,
+  BLOCK,
+  idle,
+  loads,
+  MODEL,
+  RANKS,
+  STALE,
+  STALE_REG,
+  startWorker,
+  tokens,
+  UUID_V4,
+  W1,
+  W1_REG,
+  W2,
+  W2_REG,
+  type Worker,
+} from "./dynamo-selection-client/fleet-fixture";
 import { parseJson } from "./dynamo-selection-client/json";
-import { vec } from "./dynamo-selection-client/serde";
 import {
   bookingFacts,
   type ExplicitReservation,
-  modelLoadResponse,
-  type PotentialLoad,
   reservationResponse,
   statusOk,
-  type WorkerRegistration,
 } from "./dynamo-selection-client/wire";
 
 /**
@@ -37,67 +49,11 @@ import {
  * rank left unloaded.
  */
 
-type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
-
-const MODEL = "Qwen/Qwen3-0.6B";
-const BLOCK = 16;
-/** Above 2^53: a `u64` that a double would round. */
-const W1 = 18446744073709551557n;
-const W2 = 9007199254740993n;
-const STALE = 7n;
-
-/** What the EPP registers for one vLLM pod (`WorkerRegistration`, fields in declaration order). */
-const W1_REG: WorkerRegistration = {
-  worker_id: W1,
-  model_name: MODEL,
-  endpoint: "http://10.0.0.1:8000",
-  block_size: BLOCK,
-  data_parallel_size: 2,
-  kv_events_endpoints: { "0": "tcp://10.0.0.1:5557", "1": "tcp://10.0.0.1:5558" },
-  total_kv_blocks: 1000n,
-  stable_routing_id: "vllm-0",
-};
-const W2_REG: WorkerRegistration = {
-  worker_id: W2,
-  model_name: MODEL,
-  endpoint: "http://10.0.0.2:8000",
-  block_size: BLOCK,
-  data_parallel_size: 1,
-  kv_events_endpoints: { "0": "tcp://10.0.0.2:5557" },
-  replay_endpoint: "tcp://10.0.0.2:5560",
-  max_num_batched_tokens: 8192n,
-  stable_routing_id: "vllm-1",
-};
-const STALE_REG: WorkerRegistration = {
-  worker_id: STALE,
-  model_name: MODEL,
-  endpoint: "http://10.0.0.7:8000",
-  block_size: BLOCK,
-  data_parallel_size: 1,
-  kv_events_endpoints: { "0": "tcp://10.0.0.7:5557" },
-};
-
-const RANKS = [`${W1}/0`, `${W1}/1`, `${W2}/0`];
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** `n` token ids from `start`: each test prompts with its own range, so no prefix is shared by chance. */
-const tokens = (start: number, n: number) => Array.from({ length: n }, (_, i) => start + i);
-
 let worker: Worker;
 let client: SelectionClient;
 
 beforeAll(async () => {
-  worker = await unstable_startWorker({
-    config: join(import.meta.dirname, "../../wrangler.toml"),
-    dev: {
-      server: { hostname: "127.0.0.1", port: 0 },
-      inspector: false,
-      persist: false,
-      watch: false,
-      logLevel: "warn",
-    },
-  });
-  await worker.ready;
+  worker = await startWorker();
   // A trailing slash, as an operator may write it: `SelectorClient::new` trims it.
   client = new SelectionClient(new URL("/selection/", await worker.url).href);
 });
@@ -105,22 +61,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.dispose();
 });
-
-/** Each rank's row of `GET /loads` for the model, keyed `worker/rank`. */
-async function loads(): Promise<Map<string, PotentialLoad>> {
-  const answer = await client.get(`/loads?model_name=${encodeURIComponent(MODEL)}`);
-  expect(answer.status).toBe(200);
-  const partitions = vec(modelLoadResponse)(parseJson(answer.text), "GET /loads");
-  const rows = partitions.flatMap((p) => p.loads);
-  return new Map(rows.map((row) => [`${row.worker_id}/${row.dp_rank}`, row]));
-}
-
-async function activeRequests(): Promise<Record<string, bigint>> {
-  const rows = await loads();
-  return Object.fromEntries(RANKS.map((rank) => [rank, rows.get(rank)?.active_requests ?? -1n]));
-}
-
-const idle = Object.fromEntries(RANKS.map((rank) => [rank, 0n]));
 
 describe("the EPP's selector fleet, against one replica", () => {
   it("gates on /ready while nothing is schedulable, then reconciles: stale worker deleted, registrations upserted once, routable", async () => {
@@ -184,7 +124,7 @@ describe("the EPP's selector fleet, against one replica", () => {
     expect(free.selection_id).toBeUndefined();
     expect(RANKS).toContain(`${free.worker_id}/${free.dp_rank}`);
     expect(free.endpoint).toBe(free.worker_id === W1 ? W1_REG.endpoint : W2_REG.endpoint);
-    expect(await activeRequests()).toEqual(idle);
+    expect(await activeRequests(client)).toEqual(idle);
   });
 
   it("books with select_and_reserve on every worker and DP rank in turn, and frees idempotently", async () => {
@@ -201,7 +141,7 @@ describe("the EPP's selector fleet, against one replica", () => {
     expect(booked.map((r) => `${r.worker_id}/${r.dp_rank}`).sort()).toEqual([...RANKS].sort());
     expect(booked[0]?.selection_id).toBe("epp-b-1");
     expect(booked[1]?.selection_id).toMatch(UUID_V4);
-    expect(await activeRequests()).toEqual(Object.fromEntries(RANKS.map((rank) => [rank, 1n])));
+    expect(await activeRequests(client)).toEqual(Object.fromEntries(RANKS.map((rank) => [rank, 1n])));
 
     for (const r of booked) {
       const id = r.selection_id ?? "";
@@ -210,7 +150,7 @@ describe("the EPP's selector fleet, against one replica", () => {
       await client.lifecycleIdempotent("free", id);
       expect(client.calls.slice(-3).map((c) => c.status)).toEqual([200, 200, 404]);
     }
-    expect(await activeRequests()).toEqual(idle);
+    expect(await activeRequests(client)).toEqual(idle);
   });
 });
 
@@ -224,7 +164,7 @@ describe("Ray's select-then-reserve flow", () => {
       token_ids: prompt,
     });
     expect(selected.selection_id).toBe("ray-1");
-    expect(await activeRequests()).toEqual(idle);
+    expect(await activeRequests(client)).toEqual(idle);
 
     const replay = { selection_id: "ray-1", model_name: MODEL, routing_group: "default" };
     const answer = await client.reserveRaw(replay);
@@ -241,13 +181,13 @@ describe("Ray's select-then-reserve flow", () => {
     expect(again.status).toBe(404);
     expect(again.text).toContain("no pending selection ray-1");
     const rank = `${selected.worker_id}/${selected.dp_rank}`;
-    expect((await activeRequests())[rank]).toBe(1n);
+    expect((await activeRequests(client))[rank]).toBe(1n);
 
     for (const step of [await client.prefillComplete("ray-1"), await client.free("ray-1")]) {
       expect(step.status).toBe(200);
       expect(statusOk(parseJson(step.text), "lifecycle")).toEqual({ status: "ok" });
     }
-    expect(await activeRequests()).toEqual(idle);
+    expect(await activeRequests(client)).toEqual(idle);
     const gone = await client.free("ray-1");
     expect(gone.status).toBe(404);
     expect(JSON.parse(gone.text)).toEqual({ error: "reservation ray-1 not found" });
@@ -299,7 +239,7 @@ describe("Ray's select-then-reserve flow", () => {
       dp_rank: 1n,
       endpoint: W1_REG.endpoint,
     });
-    const load = async () => (await loads()).get(`${W1}/1`);
+    const load = async () => (await loads(client)).get(`${W1}/1`);
     expect(await load()).toMatchObject({
       active_requests: 1n,
       potential_prefill_tokens: 96n,
@@ -315,7 +255,7 @@ describe("Ray's select-then-reserve flow", () => {
     expect((await client.prefillComplete("ray-2")).status).toBe(200);
     expect(await load()).toMatchObject({ active_requests: 1n, potential_prefill_tokens: 0n });
     expect((await client.free("ray-2")).status).toBe(200);
-    expect(await activeRequests()).toEqual(idle);
+    expect(await activeRequests(client)).toEqual(idle);
   });
 
   it("gets from select_and_reserve the booking facts that rebuild the booking through the explicit form", async () => {
@@ -347,9 +287,12 @@ describe("Ray's select-then-reserve flow", () => {
     const rebuilt = await client.reserve(peerReplay);
     expect([rebuilt.worker_id, rebuilt.dp_rank]).toEqual([response.worker_id, response.dp_rank]);
     const rank = `${response.worker_id}/${response.dp_rank}`;
-    expect((await loads()).get(rank)).toMatchObject({ active_requests: 1n, potential_decode_blocks: 2n });
+    expect((await loads(client)).get(rank)).toMatchObject({
+      active_requests: 1n,
+      potential_decode_blocks: 2n,
+    });
     expect((await client.free("ray-4")).status).toBe(200);
-    expect(await activeRequests()).toEqual(idle);
+    expect(await activeRequests(client)).toEqual(idle);
   });
 });
 
