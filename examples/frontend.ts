@@ -1,5 +1,5 @@
 /**
- * An example frontend on the typed client (`src/client.ts`): it registers two workers, routes a few
+ * An example frontend on the typed client (`src/client/`): it registers two workers, routes a few
  * requests with `POST /route` (choose a rank and book it in one call), prints the loads, frees the
  * requests and unregisters the workers. Every path, body and answer below is checked by TypeScript
  * against the Worker's own routes.

@@ -36,7 +36,7 @@ const routes = app
   .route("/", health)
   .route("/selection", selection);
 
-/** The typed API for `hc<AppType>(baseUrl)`; see `src/client.ts`. */
+/** The typed API for `hc<AppType>(baseUrl)`; see `src/client/`. */
 export type AppType = typeof routes;
 
 // Prometheus text, for scrapers rather than the typed client.

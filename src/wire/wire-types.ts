@@ -1,7 +1,7 @@
 /**
  * Types of what travels as JSON, derived from the server-side types, for `hono/client`. A typed
  * client serialises with `JSON.stringify` and parses with `JSON.parse`: neither carries bigint, so
- * 64-bit fields are `number` on that path, exact only up to 2^53 (`src/client.ts` has the exact path).
+ * 64-bit fields are `number` on that path, exact only up to 2^53 (`src/client/` has the exact path).
  */
 import type { Infer } from "../schema/schema";
 import type { ObjectSchema, Shape } from "../schema/schema-composites";
