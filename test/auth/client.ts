@@ -1,8 +1,22 @@
-/** Requests into the Worker as one of the `auth` project's callers (their tokens: vitest.config.ts). */
-import { env, exports } from "cloudflare:workers";
+/**
+ * Requests into the Worker as one of the `auth` project's callers (their tokens: vitest.config.ts).
+ * The handler is called directly, as `test/workers/reliability-http.ts` explains: through
+ * `exports.default` every call re-imports the main module and the cost grows with each call in a
+ * file, which the auth matrix's thousands of calls cannot afford.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import app from "../../src/app";
+import type { Env } from "../../src/env";
 
-/** `exports.default` is typed only when GlobalProps names the main module; at runtime it is a Fetcher. */
-const worker = (exports as unknown as { default: Fetcher }).default;
+const worker = {
+  async fetch(request: Request): Promise<Response> {
+    const ctx = createExecutionContext();
+    const response = await app.fetch(request, env as unknown as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    return response;
+  },
+};
 
 type Named = "acme" | "acmeAdmin" | "globex" | "ops";
 export type Caller = "none" | "bad" | Named;
