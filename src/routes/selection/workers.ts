@@ -5,11 +5,12 @@
  * the tenant.
  *
  * Worker ids are service-wide here, as in Dynamo (the slot-tracker API scopes them per tracker): a
- * POST naming another partition than the worker's moves it, in two steps across objects — removed
- * from every other partition that lists it (its bookings there end), then upserted into the new one.
- * The steps are not atomic: a reader in between sees the worker in neither partition (and at other
- * replicas, until both changes arrive, in the old one, the new one, both or neither); a POST failing
- * between them leaves the worker removed, and its retry completes the move. Two concurrent POSTs of
+ * POST naming another partition than the worker's moves it, in two steps across objects — upserted
+ * into the new one, then removed from every other partition that lists it (its bookings there end).
+ * A write the new partition refuses (a cap, a record too large) so changes nothing. The steps are not
+ * atomic: a reader in between sees the worker in both partitions (and at other replicas, until both
+ * changes arrive, in the old one, the new one, both or neither); a POST failing between them leaves
+ * the worker in both, and its retry completes the move. Two concurrent POSTs of
  * one id to two partitions can both land; the next write of the id settles it. PATCH and DELETE
  * find the worker's partition through the directory: PATCH refuses (409) an id that `/register` put
  * in more than one partition (only the slot-tracker API can), DELETE removes it from each.
@@ -83,8 +84,9 @@ export const workers = new Hono<AppEnv>()
     );
     // Every partition it leaves is written too: the token must cover each before anything changes.
     for (const key of elsewhere) authorize(c, key.tenant);
-    for (const key of elsewhere) await removeFrom(c, key, input.workerId);
+    // The new partition first: a write it refuses (a cap, a record too large) changes nothing.
     const { record } = unwrap(await catalogStub(c, target).catalogUpsert(input));
+    for (const key of elsewhere) await removeFrom(c, key, input.workerId);
     return send(c, catalogRecordToWire(record), 201);
   })
   .get("/workers", validQuery(workerListQuery), async (c) => {
