@@ -19,14 +19,9 @@
  */
 import { cpus, loadavg } from "node:os";
 import { ApproximateIndex } from "../../durable-objects/core/cache-index/approximate-index";
-import type {
-  CacheIndex,
-  CacheIndexStats,
-  PromptBlocks,
-  RankOverlap,
-  RouterEvent,
-} from "../../durable-objects/core/cache-index/cache-index";
+import type { CacheIndex, PromptBlocks } from "../../durable-objects/core/cache-index/cache-index";
 import { MAX_CACHE_INDEX_ENTRIES } from "../../durable-objects/limits";
+import { NoIndex, withIndex } from "../core/no-index";
 import { ours } from "../core/rates";
 import { OurSubject } from "../core/subjects";
 import { fill, materialize, run, T0 } from "../core/workload";
@@ -89,34 +84,6 @@ function cpuUs(start: NodeJS.CpuUsage): number {
   return user + system;
 }
 
-/** An index that records nothing: the tracker's cycle without the cache index's work. */
-class NoIndex implements CacheIndex {
-  recordBooking(): number {
-    return 0;
-  }
-  overlap(): RankOverlap[] {
-    return [];
-  }
-  removeWorker(): number {
-    return 0;
-  }
-  removeRank(): number {
-    return 0;
-  }
-  expire(): number {
-    return 0;
-  }
-  nextDeadline(): number | null {
-    return null;
-  }
-  stats(): CacheIndexStats {
-    return { entries: 0, blocks: 0, ranks: 0, maxEntries: 0, evicted: 0, expired: 0, memoryBytes: 0 };
-  }
-  dump(): RouterEvent[] {
-    return [];
-  }
-}
-
 /** A timed subject: one round of work, CPU µs per operation. */
 interface Timed {
   name: string;
@@ -162,7 +129,7 @@ function renewal(): Timed {
 /** The core benchmark's cycle at `CYCLE_LIVE` live requests; `index` replaces the tracker's if given. */
 function cycle(name: string, index?: CacheIndex): Timed {
   const subject = new OurSubject(T0);
-  if (index) Object.assign(subject.tracker, { cache: index });
+  if (index) withIndex(subject.tracker, index);
   fill(subject, CYCLE_LIVE, ours);
   let next = CYCLE_LIVE;
   return {
