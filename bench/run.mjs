@@ -72,6 +72,18 @@ const PARTS = [
     entry: "bench/cache-index/measure.ts",
     args: (file) => ["--expose-gc", "--max-old-space-size=6144", file],
   },
+  {
+    name: "selection-http",
+    key: "selectionHttp",
+    entry: "bench/selection/http.ts",
+    args: (file) => [file, root],
+  },
+  {
+    name: "selection-core",
+    key: "selectionCore",
+    entry: "bench/selection/latency.ts",
+    args: (file) => ["--expose-gc", "--max-old-space-size=6144", file],
+  },
 ];
 const bundleName = (part) => part.name.replace(/ /g, "-");
 
