@@ -84,6 +84,12 @@ const PARTS = [
     entry: "bench/selection/latency.ts",
     args: (file) => ["--expose-gc", "--max-old-space-size=6144", file],
   },
+  {
+    name: "routing-quality",
+    key: "routingQuality",
+    entry: "bench/routing/quality.ts",
+    args: (file) => [file],
+  },
 ];
 const bundleName = (part) => part.name.replace(/ /g, "-");
 
