@@ -188,6 +188,89 @@ function cacheIndexTable({ cacheIndex: c }) {
   );
 }
 
+/** select_and_reserve + DELETE pairs over HTTP, beside the platform floor of the same run. */
+function selectionHttpTable({ selectionHttp: h }) {
+  const floorOf = (i) => h?.floor.scenarios[i];
+  return table(
+    ["HTTP scenario (selection)", "req/s", "p50 ms", "p99 ms", "floor req/s", "service ÷ floor"],
+    [
+      ...(h?.scenarios ?? []).map((s, i) => [
+        s.scenario,
+        fmt(s.requestsPerSec),
+        fmt(s.p50Ms, 1),
+        fmt(s.p99Ms, 1),
+        fmt(floorOf(i)?.requestsPerSec),
+        ratio(s.requestsPerSec, floorOf(i)?.requestsPerSec, 2),
+      ]),
+      [
+        "select_and_reserve + DELETE pairs/s",
+        fmt(h?.pairsPerSec, 1),
+        "—",
+        "—",
+        fmt(h?.floor.pairsPerSec, 1),
+        fmt(h?.ratio, 2),
+      ],
+    ],
+  );
+}
+
+/** The object's own time per select_and_reserve, per cache-index cap and book size. */
+function selectionCoreTable({ selectionCore: c }) {
+  const ratioOf = (cap) => c?.ratios.find((r) => r.cap === cap);
+  return table(
+    [
+      "cache-index cap",
+      "live bookings",
+      "p50 µs",
+      "p99 µs",
+      "mean µs",
+      "p50 ÷ at 1,000",
+      "p99 ÷ at 1,000",
+      "heap B per booked block",
+      "index entries after the fill",
+    ],
+    (c?.runs ?? []).map((r) => {
+      const small = c.runs.find((x) => x.cap === r.cap && x.live === c.runs[0].live);
+      return [
+        `${r.cap} (${fmt(r.maxCacheEntries)})`,
+        fmt(r.live),
+        fmt(r.p50Us, 1),
+        fmt(r.p99Us, 1),
+        fmt(r.meanUs, 1),
+        r === small ? "—" : fmt(ratioOf(r.cap)?.p50Ratio, 2),
+        r === small ? "—" : fmt(ratioOf(r.cap)?.p99Ratio, 2),
+        fmt(r.heapBytesPerBookedBlock, 1),
+        fmt(r.indexAfterFill.entries),
+      ];
+    }),
+  );
+}
+
+/** Cache hits and load spread of each policy on the one trace. */
+function routingQualityTable({ routingQuality: q }) {
+  const pct = (x) => (x === undefined ? "—" : `${fmt(100 * x, 1)}%`);
+  return table(
+    [
+      "policy (8 ranks)",
+      "cache-hit blocks",
+      "held on any rank",
+      "live blocks/rank max ÷ mean",
+      "worst sample",
+      "CV",
+      "mean live blocks/rank",
+    ],
+    (q?.policies ?? []).map((p) => [
+      p.policy,
+      pct(p.hitRate),
+      pct(p.bestRankHitRate),
+      fmt(p.meanMaxOverMean, 2),
+      fmt(p.worstMaxOverMean, 2),
+      fmt(p.meanCv, 3),
+      fmt(p.meanLiveBlocksPerRank),
+    ]),
+  );
+}
+
 /** The targets as the report judged them: `status` is copied, never recomputed. */
 const targets = results.targets ?? [];
 const measured = (t) => fmt(t.value, t.digits);
@@ -233,6 +316,29 @@ function rewrite(file, name, body) {
 }
 
 rewrite("docs/benchmarks.md", "latest-run", `\n${latestRun()}\n`);
+const cacheIndexFigure = results.cacheIndex?.memory.distinct.at(-1);
+rewrite(
+  "docs/benchmarks.md",
+  "selection",
+  [
+    selectionHttpTable(results).join("\n"),
+    selectionCoreTable(results).join("\n"),
+    table(
+      ["memory", "value"],
+      [
+        [
+          "cache index, heap per (block, rank) entry at 50,000 live (difference of the two caps' trackers)",
+          `${fmt(results.selectionCore?.indexBytesPerEntry, 1)} B`,
+        ],
+        [
+          `cache index part, bytes per entry at ${fmt(cacheIndexFigure?.entries)} distinct entries (same run)`,
+          `${fmt(cacheIndexFigure?.measured, 1)} B`,
+        ],
+      ],
+    ).join("\n"),
+  ].join("\n\n"),
+);
+rewrite("docs/benchmarks.md", "routing-quality", routingQualityTable(results).join("\n"));
 rewrite("README.md", "targets", readmeTargets());
 // The tables are written as biome formats them; formatting the two files keeps them so if a cell's
 // width is counted differently (and `npm run format:check` then passes either way).

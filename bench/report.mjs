@@ -51,7 +51,7 @@ export function coreOverFloor(core, coreFloor, live) {
  * what the same machine gives the same work in the same run (a floor, the baseline, the origin), so
  * that they judge the service rather than the machine it ran on.
  */
-export function targetsOf({ core, coreFloor, http, rows, replication }) {
+export function targetsOf({ core, coreFloor, http, rows, replication, selectionHttp, selectionCore }) {
   const httpScenario = (format) => `POST /add + /free (${format})`;
   // No route that does the service's work can beat the floor's; a ratio above 1 says the run's
   // noise is larger than the gap it measures, and the reader is told so beside the "met".
@@ -71,6 +71,19 @@ export function targetsOf({ core, coreFloor, http, rows, replication }) {
   );
   const flushMs = replication?.flushMs;
   const catchUp = replication?.catchUpEventsPerSec ?? null;
+  // The worst of the cache-index caps the selection core ran under (`bench/selection/latency.ts`).
+  const selectionRatio = (key) =>
+    selectionCore ? Math.max(...selectionCore.ratios.map((r) => r[key])) : null;
+  const selectionFrom = (key, percentile) =>
+    selectionCore
+      ? selectionCore.ratios
+          .map((r) => {
+            const runs = selectionCore.runs.filter((x) => x.cap === r.cap);
+            const us = runs.map((x) => fmt(x[percentile], 0)).reverse();
+            return `${r.cap}: ${us.join(" ÷ ")} µs = ${fmt(r[key], 2)}`;
+          })
+          .join("; ")
+      : "";
   const list = [
     {
       figure: "HTTP /add+/free req/s (JSON), service ÷ platform floor",
@@ -96,6 +109,32 @@ export function targetsOf({ core, coreFloor, http, rows, replication }) {
         ? `${fmt(http.batchOpsPerSec)} ÷ ${fmt(http.floor.batchOpsPerSec)} ops/s${aboveFloor(http.batchOpsPerSec / http.floor.batchOpsPerSec)}`
         : "no floor",
       ok: (v) => v >= 0.8,
+      digits: 2,
+    },
+    {
+      figure: "HTTP /selection/select_and_reserve + DELETE pairs/s, service ÷ platform floor",
+      goal: "≥ 0.8",
+      value: selectionHttp?.ratio ?? null,
+      from: selectionHttp
+        ? `${fmt(selectionHttp.pairsPerSec, 1)} ÷ ${fmt(selectionHttp.floor.pairsPerSec, 1)} pairs/s${aboveFloor(selectionHttp.ratio)}`
+        : "",
+      ok: (v) => v >= 0.8,
+      digits: 2,
+    },
+    {
+      figure: "selection core select_and_reserve p50, 50,000 ÷ 1,000 live bookings (worst cache-index cap)",
+      goal: "≤ 2",
+      value: selectionRatio("p50Ratio"),
+      from: selectionFrom("p50Ratio", "p50Us"),
+      ok: (v) => v <= 2,
+      digits: 2,
+    },
+    {
+      figure: "selection core select_and_reserve p99, 50,000 ÷ 1,000 live bookings (worst cache-index cap)",
+      goal: "≤ 2",
+      value: selectionRatio("p99Ratio"),
+      from: selectionFrom("p99Ratio", "p99Us"),
+      ok: (v) => v <= 2,
       digits: 2,
     },
     {
@@ -302,21 +341,100 @@ function cacheIndexSection(c) {
   ];
 }
 
+/** The selection parts: booking pairs over HTTP beside the floor, and the object's own time per booking. */
+function selectionSections(h, c) {
+  const out = [];
+  if (h) {
+    out.push(
+      table(
+        `SELECTION HTTP — bench/selection/http.ts: ${h.ranks} ranks, ${fmt(h.liveBook)} live bookings, ${fmt(h.promptTokens)}-token prompts (token_ids), autocannon ${h.connections} connections; floor beside each`,
+        ["scenario", "req/s", "p50 ms", "p99 ms", "floor req/s", "service ÷ floor"],
+        h.scenarios.map((s, i) => [
+          s.scenario,
+          fmt(s.requestsPerSec),
+          fmt(s.p50Ms, 1),
+          fmt(s.p99Ms, 1),
+          fmt(h.floor.scenarios[i].requestsPerSec),
+          fmt(s.requestsPerSec / h.floor.scenarios[i].requestsPerSec, 2),
+        ]),
+      ),
+      `select_and_reserve + DELETE pairs/s: ${fmt(h.pairsPerSec, 1)}, floor ${fmt(h.floor.pairsPerSec, 1)}, ratio ${fmt(h.ratio, 2)}`,
+      "",
+    );
+  }
+  if (c) {
+    out.push(
+      table(
+        `SELECTION CORE — bench/selection/latency.ts: select_and_reserve on a real Tracker, ${c.catalog.workers} catalog workers × ${c.catalog.dpSize} DP ranks, ${c.promptBlocks}-block token prompts (load ${c.environment.loadAverage.join(" / ")})`,
+        ["cache-index cap", "live", "p50 µs", "p99 µs", "mean µs", "heap B/booked block", "index entries"],
+        c.runs.map((r) => [
+          `${r.cap} (${fmt(r.maxCacheEntries)})`,
+          fmt(r.live),
+          fmt(r.p50Us, 1),
+          fmt(r.p99Us, 1),
+          fmt(r.meanUs, 1),
+          fmt(r.heapBytesPerBookedBlock, 1),
+          fmt(r.indexAfterFill.entries),
+        ]),
+      ),
+      ...c.ratios.map(
+        (r) => `${r.cap}: p50 ratio ${fmt(r.p50Ratio, 2)}, p99 ratio ${fmt(r.p99Ratio, 2)} (50,000 ÷ 1,000)`,
+      ),
+      `cache-index heap per (block, rank) entry: ${fmt(c.indexBytesPerEntry, 1)} B`,
+      "",
+    );
+  }
+  return out;
+}
+
+/** The routing-quality replay: cache hits and load spread per policy, on one trace. */
+function routingSection(q) {
+  if (!q) return [];
+  return [
+    table(
+      `ROUTING QUALITY — bench/routing/quality.ts: ${fmt(q.requests)} requests, ${q.conversations} conversations (Zipf ${q.zipfExponent}), ${q.ranks} ranks, pure core in Node`,
+      ["policy", "cache hits", "held on any rank", "max/mean", "worst", "CV"],
+      q.policies.map((p) => [
+        p.policy,
+        `${fmt(100 * p.hitRate, 1)}%`,
+        `${fmt(100 * p.bestRankHitRate, 1)}%`,
+        fmt(p.meanMaxOverMean, 2),
+        fmt(p.worstMaxOverMean, 2),
+        fmt(p.meanCv, 3),
+      ]),
+    ),
+    "",
+  ];
+}
+
 /** What a run of some parts only prints: the sections of the standalone parts, the others' JSON. */
 export function printPartial(results) {
-  const { environment, hashing, cacheIndex, ...rest } = results;
+  const { environment, hashing, cacheIndex, selectionHttp, selectionCore, routingQuality, ...rest } = results;
   const out = [
     `edge-slot-tracker benchmark, some parts — ${environment.date}, Node ${environment.node}, ${environment.cpus} × ${environment.cpuModel}, load average at start ${environment.loadAverageAtStart.join(" / ")}`,
     "",
   ];
   if (hashing) out.push(...hashingSection(hashing));
   if (cacheIndex) out.push(...cacheIndexSection(cacheIndex));
+  out.push(...selectionSections(selectionHttp, selectionCore), ...routingSection(routingQuality));
   for (const [key, value] of Object.entries(rest)) out.push(`${key}: ${JSON.stringify(value)}`, "");
   process.stdout.write(`${out.join("\n")}\n`);
 }
 
 export function printReport(
-  { environment, core, coreFloor, http, rows, replication, hashing, cacheIndex },
+  {
+    environment,
+    core,
+    coreFloor,
+    http,
+    rows,
+    replication,
+    hashing,
+    cacheIndex,
+    selectionHttp,
+    selectionCore,
+    routingQuality,
+  },
   targets,
 ) {
   const out = [];
@@ -374,6 +492,8 @@ export function printReport(
     ...replicationSection(replication),
     ...hashingSection(hashing),
     ...cacheIndexSection(cacheIndex),
+    ...selectionSections(selectionHttp, selectionCore),
+    ...routingSection(routingQuality),
     table(
       "TARGETS — every ratio of figures from this run",
       ["target", "goal", "measured", "from (this run)", ""],
