@@ -48,7 +48,7 @@ describe("GET /selection/ready", () => {
 });
 
 describe("POST /selection/workers naming another partition", () => {
-  it("removes the worker from its old partition first, then upserts it into the new one", async () => {
+  it("upserts the worker into the new partition first, then removes it from its old one", async () => {
     const { env, calls } = fakeEnv(
       {
         catalogDelete: async () => ({ ok: true, record: record(4n, "a", "unschedulable") }),
@@ -64,9 +64,26 @@ describe("POST /selection/workers naming another partition", () => {
     expect(res.status).toBe(201);
     expect(calls.map((c) => [c.method, c.object])).toEqual([
       ["workerPartitions", "directory:primary"],
-      ["catalogDelete", tracker("a")],
       ["catalogUpsert", tracker("b")],
+      ["catalogDelete", tracker("a")],
     ]);
+  });
+
+  it("leaves the old partition alone when the new one refuses the write", async () => {
+    const { env, calls } = fakeEnv(
+      {
+        catalogDelete: async () => ({ ok: true, record: record(4n, "a", "unschedulable") }),
+        catalogUpsert: async () => ({ ok: false, code: "limit_exceeded", message: "rank limit reached" }),
+      },
+      { workerPartitions: async () => [{ model: "m", tenant: "a" }] },
+    );
+    const res = await app.request(
+      "/selection/workers",
+      json({ worker_id: 4, model_name: "m", routing_group: "b" }),
+      env,
+    );
+    expect(res.status).toBe(429);
+    expect(calls.map((c) => c.method)).toEqual(["workerPartitions", "catalogUpsert"]);
   });
 });
 

@@ -1,9 +1,12 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { CACHE_SWEEP_SLACK_MS } from "../../durable-objects/core/tracker-state";
+import { DEFAULT_ROUTER_TTL_SECS } from "../../durable-objects/limits";
 import { hashes, setClock, trackerStub, uniqueKey, waitFor } from "./helpers";
 
 const EXPIRY_MS = Number(env.REQUEST_EXPIRY_SECONDS) * 1000;
+const CACHE_TTL_MS = DEFAULT_ROUTER_TTL_SECS * 1000;
 /** How long to wait for the real alarm: alarms may fire late on a busy machine. */
 const ALARM_WAIT_MS = 30_000;
 
@@ -77,6 +80,14 @@ describe("expiry", () => {
     setNow(t0 + 1200 + EXPIRY_MS + 1);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await storedRequests(stub)).toBe(0);
+    // What the bookings recorded in the cache index outlives them, for the index's TTL: the alarm
+    // stays for its sweeps, each a little past the entries' deadline, and then goes.
+    expect(await alarmOf(stub)).toBe(t0 + CACHE_TTL_MS + CACHE_SWEEP_SLACK_MS);
+    setNow(t0 + CACHE_TTL_MS + CACHE_SWEEP_SLACK_MS);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await alarmOf(stub)).toBe(t0 + 1200 + CACHE_TTL_MS + CACHE_SWEEP_SLACK_MS);
+    setNow(t0 + 1200 + CACHE_TTL_MS + CACHE_SWEEP_SLACK_MS);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await alarmOf(stub)).toBeNull();
   });
 
