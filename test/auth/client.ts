@@ -4,19 +4,8 @@
  * `exports.default` every call re-imports the main module and the cost grows with each call in a
  * file, which the auth matrix's thousands of calls cannot afford.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import app from "../../src/app";
-import type { Env } from "../../src/env";
-
-const worker = {
-  async fetch(request: Request): Promise<Response> {
-    const ctx = createExecutionContext();
-    const response = await app.fetch(request, env as unknown as Env, ctx);
-    await waitOnExecutionContext(ctx);
-    return response;
-  },
-};
+import { worker } from "../workers/reliability-http";
 
 type Named = "acme" | "acmeAdmin" | "globex" | "ops";
 export type Caller = "none" | "bad" | Named;

@@ -15,7 +15,8 @@ import { env } from "cloudflare:workers";
 import app from "../../src/app";
 import type { Env } from "../../src/env";
 
-const worker = {
+/** The Worker's fetch handler with the real bindings, called directly (see above). */
+export const worker = {
   async fetch(request: Request): Promise<Response> {
     const ctx = createExecutionContext();
     const response = await app.fetch(request, env as unknown as Env, ctx);
