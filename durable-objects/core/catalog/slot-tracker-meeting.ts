@@ -16,7 +16,7 @@
  * Where the two meet on one worker id in one tracker, one definition stands (`catalog-writes.ts`,
  * `Tracker.register` and `unregister`):
  * - a catalog write over a `/register`ed worker replaces the registration: the worker keeps its book
- *   entry, and its live bookings on the ranks both shapes share, as any range change would;
+ *   entry, and its live bookings on the ranks both shapes share, as every range change does;
  * - `/register` of an id the catalog holds is the duplicate 409, whether or not the record is in
  *   the registry (change it through the catalog); `/unregister` of a catalog worker in the registry
  *   removes the record as well (one `catalog_remove`), of one outside it answers 404 as for any

@@ -86,7 +86,7 @@ export function serdeUsize(): Schema<number> {
   );
 }
 
-/** An `f64`: any finite JSON number. */
+/** An `f64`: every finite JSON number. */
 export function serdeF64(): Schema<number> {
   return node(
     (value, path) => {

@@ -40,7 +40,7 @@ export function serdeU32(): Schema<number> {
 }
 
 /**
- * An `f32`: any JSON number, rounded to single precision and kept as the shortest decimal that
+ * An `f32`: a JSON number, rounded to single precision and kept as the shortest decimal that
  * rounds back to it (what serde_json writes for the field). One that overflows f32 is refused here,
  * where Dynamo would keep infinity and write it back as `null`.
  */
