@@ -142,6 +142,8 @@ afterAll(() => {
   expect(totals.stale).toBeGreaterThan(0);
   expect(totals.timeouts).toBeGreaterThan(0);
   expect(totals.dropped).toBeGreaterThan(0);
+  // Owned bookings freed by lapses and deletes, which the no-resurrection check followed.
+  expect(totals.cutFreed).toBeGreaterThan(0);
   // Catalog records, bookings of catalog workers, and floors kept across a range change or a late change.
   expect(catalog.records).toBeGreaterThan(0);
   expect(catalog.bookings).toBeGreaterThan(0);

@@ -26,6 +26,8 @@ export const EXPIRY_MS = 30_000;
 export const NAMES = ["a", "b", "c", "d"];
 const WORKERS = [1n, 2n, 3n];
 const IDS = ["r1", "r2", "r3", "r4"];
+/** Frontends holding leases; an add names one of them or none. */
+const OWNERS = ["f1", "f2"];
 export const QUERIES: [BigUint64Array, number][] = [
   [h(), 0],
   [h(1), 5],
@@ -43,8 +45,11 @@ export type Op =
       hashes: bigint[];
       newIslTokens: number;
       duration: number | undefined;
+      owner: string | undefined;
     }
   | { op: "free" | "prefillComplete"; requestId: string }
+  | { op: "renew"; owner: string; ttlMs: number }
+  | { op: "endLease"; owner: string }
   | CatalogOp;
 
 export type Step =
@@ -81,7 +86,21 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       newIslTokens: fc.constantFrom(0, 10, 25, 40_000),
       // Some still decaying when the network has settled, whatever it took (longer than the expiry age).
       duration: fc.constantFrom(undefined, undefined, 0, 400, 4_000, 15_000, 4 * EXPIRY_MS),
+      owner: fc.constantFrom(undefined, undefined, ...OWNERS),
     }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant("renew" as const),
+      owner: fc.constantFrom(...OWNERS),
+      // Lapsing between steps, across an advance, and outliving the expiry age.
+      ttlMs: fc.constantFrom(1_000, 7_000, EXPIRY_MS + 10_000),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("endLease" as const), owner: fc.constantFrom(...OWNERS) }),
   },
   { weight: 3, arbitrary: fc.record({ op: fc.constantFrom("free" as const), requestId }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom("prefillComplete" as const), requestId }) },
@@ -161,6 +180,7 @@ export function runOp(t: Tracker, op: Op, now: number, decay = true): Result {
           hashes: h(...op.hashes),
           newIslTokens: op.newIslTokens,
           ...(op.duration === undefined || !decay ? {} : { expectedPrefillDurationMs: op.duration }),
+          ...(op.owner === undefined ? {} : { owner: op.owner }),
         },
         now,
       );
@@ -169,6 +189,10 @@ export function runOp(t: Tracker, op: Op, now: number, decay = true): Result {
       return t.free(op.requestId, now);
     case "prefillComplete":
       return t.prefillComplete(op.requestId, now);
+    case "renew":
+      return t.renewLease(op.owner, op.ttlMs, now);
+    case "endLease":
+      return t.endLease(op.owner, now);
     case "upsert":
     case "patchRange":
     case "remove":
@@ -194,6 +218,7 @@ export function observe(t: Tracker, now: number) {
       return r.ok ? r.loads : r.code;
     }),
     live: t.liveRequests,
+    leases: t.listLeases(now),
     prefill: t.book.sortedSlots().map(({ prefill }) => {
       const queue: [string, number][] = [];
       for (let e = prefill.head; e; e = e.prefillNext) queue.push([(e as LiveRequest).id, e.prefillTokens]);
@@ -213,6 +238,8 @@ export const totals = {
   stale: 0,
   timeouts: 0,
   applied: 0,
+  /** Owned bookings freed by a lease's end somewhere (the no-resurrection check's subjects). */
+  cutFreed: 0,
 };
 
 /**
@@ -240,13 +267,16 @@ export function play(
   );
   const mirror = new Tracker({ model: "model", tenant: "default", expiryMs: EXPIRY_MS });
   const at = (i: number) => sim.replicas[i % s.n]!;
+  const cutFreed = new CutFreed();
   for (const step of s.steps) {
+    cutFreed.before(sim.replicas.map((r) => r.tracker));
     const settling = settleAround?.(step) ?? false;
     if (settling) sim.settle();
     switch (step.kind) {
       case "op": {
         const r = single ? sim.replicas[0]! : at(step.at);
-        const op = single && isCatalogOp(step.op) ? singleReplicaOp(step.op) : step.op;
+        const op = single ? singleTrackerOp(step.op) : step.op;
+        if (op === null) break;
         const result = sim.at(r, (t, now) => runOp(t, op, now, s.decay));
         if (single) expect(runOp(mirror, op, sim.nowAt(r), s.decay)).toEqual(result);
         break;
@@ -271,8 +301,10 @@ export function play(
         break;
     }
     if (settling) sim.settle();
+    cutFreed.after(sim.replicas.map((r) => r.tracker));
   }
   sim.settle();
+  cutFreed.expectNoneLive(sim.replicas.map((r) => r.tracker));
   totals.runs++;
   for (const key of Object.keys(sim.stats) as (keyof typeof sim.stats)[]) totals[key] += sim.stats[key];
   return { sim, mirror, now: sim.time + 51 };
@@ -298,4 +330,59 @@ export function expectDrained(sim: Sim, now: number) {
   for (const r of sim.replicas) emitted += r.replicator.lastSeq * (sim.replicas.length - 1);
   if (sim.stats.snapshotPages === 0) expect(sim.stats.applied, "stream events applied").toBe(emitted);
   else expect(sim.stats.applied).toBeLessThanOrEqual(emitted);
+}
+
+/**
+ * No resurrection: an owned booking that left a replica because its lease was cut after its grant
+ * there (a lapse or delete) must be live nowhere once the network has settled. Bookings are told
+ * apart by their add's key, so a newer add of the same id is another booking.
+ */
+class CutFreed {
+  private readonly freed = new Set<string>();
+  private seen: Map<string, LiveRequest>[] = [];
+
+  private static key(req: LiveRequest): string {
+    return `${req.id}@${req.addTs}@${req.origin}`;
+  }
+
+  private static owned(t: Tracker): Map<string, LiveRequest> {
+    const out = new Map<string, LiveRequest>();
+    for (const req of t.book.requests.values()) if (req.owner !== null) out.set(CutFreed.key(req), req);
+    return out;
+  }
+
+  before(trackers: Tracker[]): void {
+    this.seen = trackers.map(CutFreed.owned);
+  }
+
+  after(trackers: Tracker[]): void {
+    for (const [i, t] of trackers.entries()) {
+      const now = CutFreed.owned(t);
+      for (const [key, req] of this.seen[i]!) {
+        if (now.has(key)) continue;
+        if (t.leases.get(req.owner!)?.cutAfter(req.grantAt)) this.freed.add(key);
+      }
+    }
+  }
+
+  expectNoneLive(trackers: Tracker[]): void {
+    for (const t of trackers) {
+      for (const key of CutFreed.owned(t).keys())
+        expect(this.freed.has(key), `${t.origin} holds ${key}, freed by a lease's end`).toBe(false);
+    }
+    totals.cutFreed += this.freed.size;
+  }
+}
+
+/**
+ * What an operation is in the single-tracker comparison: the catalog's as `singleReplicaOp` says,
+ * and no lease. A lease is not what one tracker makes of it once a renewal can be delayed past the
+ * deadline it extends: then the replica it reached late records the lapse and every replica frees
+ * the bookings (the no-resurrection rule, `core/lease/lease-table.ts`), where a single tracker kept
+ * them. Leases are covered by the other properties and the no-resurrection check instead.
+ */
+function singleTrackerOp(op: Op): Op | null {
+  if (op.op === "renew" || op.op === "endLease") return null;
+  if (op.op === "add" && op.owner !== undefined) return { ...op, owner: undefined };
+  return isCatalogOp(op) ? singleReplicaOp(op) : op;
 }
