@@ -8,7 +8,8 @@
  *   data        { "AddRequest": {…} } | "Free" | "MarkPrefillCompleted"
  *               | { "RegisterWorker": {…} } | "UnregisterWorker" | { "SessionBound": {…} }
  *               | { "CatalogUpsert": {…} } | "CatalogRemove" (the last five are ours;
- *               `catalog-codec.ts`)
+ *               `catalog-codec.ts`); `RegisterWorker`'s map ends with `incarnation: u64` when
+ *               the registration gave one (an older replica skips the key)
  *   router_id   u64, FNV-1a 64 of the origin's name (`routerIdOf`)
  *   lora_name   nil
  *   origin      string; clock: the HLC time `ts`, uint
@@ -234,7 +235,12 @@ function writeBind(w: MsgpackWriter, e: BindEvent): void {
 
 function writeRegister(w: MsgpackWriter, e: RegisterEvent): void {
   w.raw(REGISTER_DATA);
-  w.mapHeader(3 + (e.workerType === undefined ? 0 : 1) + (e.routerConfig === undefined ? 0 : 1));
+  w.mapHeader(
+    3 +
+      (e.workerType === undefined ? 0 : 1) +
+      (e.routerConfig === undefined ? 0 : 1) +
+      (e.incarnation === undefined ? 0 : 1),
+  );
   w.str("block_size");
   w.u32(e.blockSize, "blockSize");
   w.str("dp_start");
@@ -248,6 +254,11 @@ function writeRegister(w: MsgpackWriter, e: RegisterEvent): void {
   if (e.routerConfig !== undefined) {
     w.str("router_config");
     writeRouterCard(w, e.routerConfig);
+  }
+  // Only when given: an older replica skips the key and merges the registration by its key alone.
+  if (e.incarnation !== undefined) {
+    w.str("incarnation");
+    w.bigU64(e.incarnation, "incarnation");
   }
 }
 
