@@ -61,3 +61,18 @@ export const DEFAULT_ROUTER_TTL_SECS = 120;
  * reaches it before the TTL does; its `evicted` figure says so.
  */
 export const MAX_CACHE_INDEX_ENTRIES = 200_000;
+
+/** Live leases one tracker holds before `POST /leases` answers 429 (wrangler var `MAX_LEASES`). */
+export const MAX_LEASES = 1_024;
+/** Live bookings one owner may hold before an owned booking answers 429 (`MAX_BOOKINGS_PER_OWNER`). */
+export const MAX_BOOKINGS_PER_OWNER = 50_000;
+/** A lease's `ttl_ms` bounds (SPEC §8). */
+export const MIN_LEASE_TTL_MS = 1_000;
+export const MAX_LEASE_TTL_MS = 600_000;
+/**
+ * Grants one lease keeps (`lease-table.ts`): only renewals that shorten the lease add one, so a
+ * steady heartbeat keeps one; past it the middle ones are dropped.
+ */
+export const MAX_LEASE_STEPS = 8;
+/** `OWNED_REQUEST_MAX_AGE_SECONDS`: the age guard that still ends an owned booking whose lease lives. */
+export const DEFAULT_OWNED_REQUEST_MAX_AGE_SECONDS = 3_600;

@@ -17,6 +17,7 @@ export const STATUS_OF_CODE = {
   tracker_not_found: 404,
   rank_not_found: 404,
   request_not_found: 404,
+  lease_not_found: 404,
   too_large: 413,
   limit_exceeded: 429,
   no_worker: 503,

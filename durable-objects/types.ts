@@ -28,6 +28,7 @@ export type ErrorCode =
   | "rank_not_found"
   | "duplicate_request"
   | "request_not_found"
+  | "lease_not_found"
   | "limit_exceeded"
   | "too_large"
   | "invalid_input"
@@ -96,6 +97,12 @@ export interface AddInput {
    * as Dynamo records no reservation made from sequence hashes alone.
    */
   cachePrompt?: CachePrompt | null;
+  /**
+   * The frontend whose lease owns this booking (SPEC §8), with the lease grant it was made under
+   * (set by the tracker that accepted it: `core/lease/lease-table.ts`).
+   */
+  owner?: string;
+  grant?: { at: number; deadline: number };
 }
 
 /** A selection booking's prompt as the cache index keeps it (reference selection §3.5). */

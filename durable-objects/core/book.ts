@@ -21,6 +21,13 @@ export class Book {
   readonly workers = new Map<bigint, WorkerEntry>();
   readonly requests = new Map<string, LiveRequest>();
   readonly expiry = new ExpiryList();
+  /**
+   * Owned bookings by deadline: their age guard is longer than the expiry age, so in one list an
+   * unowned add would walk back past every owned booking younger than the guard.
+   */
+  readonly ownedExpiry = new ExpiryList();
+  /** Live bookings by owner (SPEC §8); an owner with none has no entry. */
+  readonly owned = new Map<string, Set<LiveRequest>>();
   private readonly trie = new PromptTrie();
   private blockSizeValue: number | undefined;
   private sorted: RankSlot[] | null = [];
@@ -148,9 +155,20 @@ export class Book {
       booking.hashes.length,
     );
     if (booking.cachePrompt !== undefined) req.cachePrompt = booking.cachePrompt;
+    if (booking.owner !== undefined && booking.grant) {
+      req.owner = booking.owner;
+      req.grantAt = booking.grant.at;
+      req.grantDeadline = booking.grant.deadline;
+      let mine = this.owned.get(req.owner);
+      if (!mine) {
+        mine = new Set();
+        this.owned.set(req.owner, mine);
+      }
+      mine.add(req);
+    }
     this.liveBlocksValue += req.blocks;
     this.requests.set(req.id, req);
-    this.expiry.insert(req);
+    this.expiryOf(req).insert(req);
     slot.requests++;
     // Dynamo queues a prefill only when it has tokens to compute (reference §1.3).
     if (!prefillDone && req.prefillTokens > 0) slot.prefill.push(req, startedAt);
@@ -164,7 +182,12 @@ export class Book {
   drop(req: LiveRequest, at: number): LiveRequest | null {
     const anchor = this.dequeuePrefill(req, at);
     this.trie.remove(req.leaf, req.slot.id);
-    this.expiry.remove(req);
+    this.expiryOf(req).remove(req);
+    if (req.owner !== null) {
+      const mine = this.owned.get(req.owner);
+      mine?.delete(req);
+      if (mine?.size === 0) this.owned.delete(req.owner);
+    }
     this.requests.delete(req.id);
     this.liveBlocksValue -= req.blocks;
     req.slot.requests--;
@@ -190,6 +213,20 @@ export class Book {
     const anchor = req.slot.prefill.remove(req, at) as LiveRequest | null;
     // Only a decaying anchor's start time matters (it is persisted for a restart to pick up).
     return anchor && !Number.isNaN(anchor.prefillDurationMs) ? anchor : null;
+  }
+
+  /** The deadline-ordered list a request is in. */
+  expiryOf(req: LiveRequest): ExpiryList {
+    return req.owner === null ? this.expiry : this.ownedExpiry;
+  }
+
+  /** The live request due first over both expiry lists. */
+  firstDue(): LiveRequest | null {
+    const a = this.expiry.head;
+    const b = this.ownedExpiry.head;
+    if (!a) return b;
+    if (!b) return a;
+    return b.deadline < a.deadline ? b : a;
   }
 
   /** The prompt hashes of a live request. */
@@ -257,6 +294,8 @@ export class Book {
     this.liveBlocksValue = 0;
     this.trie.clear();
     this.expiry.clear();
+    this.ownedExpiry.clear();
+    this.owned.clear();
     this.sorted = [];
     this.rankCountValue = 0;
     this.freeRankIds.length = 0;

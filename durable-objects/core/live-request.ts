@@ -25,6 +25,11 @@ export class LiveRequest implements PrefillEntry {
   cachePrompt: CachePrompt | null | undefined = undefined;
   /** Output blocks added to it (selection `output_block`), in millionths of a block; this replica only. */
   outputMicroBlocks = 0;
+  /** The owner whose lease keeps it (null: unowned, it expires by age). */
+  owner: string | null = null;
+  /** The lease grant it was made under (`lease-table.ts`): a cut after `grantAt` ends it. */
+  grantAt = Number.NaN;
+  grantDeadline = Number.NaN;
 
   constructor(
     readonly id: string,
@@ -64,5 +69,9 @@ export function bookingOf(req: LiveRequest, hashes: BigUint64Array): AddEvent {
     deadline: req.deadline,
   };
   if (req.cachePrompt !== undefined) event.cachePrompt = req.cachePrompt;
+  if (req.owner !== null) {
+    event.owner = req.owner;
+    event.grant = { at: req.grantAt, deadline: req.grantDeadline };
+  }
   return event;
 }

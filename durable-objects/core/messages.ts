@@ -34,6 +34,7 @@ export const TRACKER_NAMING_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "worker_not_found",
   "tracker_not_found",
   "no_worker",
+  "lease_not_found",
 ]);
 
 export const text = {
@@ -51,6 +52,9 @@ export const text = {
   duplicateRequest: (requestId: string, id: bigint, rank: number) =>
     `Request ${requestId} already exists (assigned to worker ${rankText(id, rank)})`,
   requestNotFound: (requestId: string) => `Request ${requestId} not found`,
+  /** Names the tracker first: the owner is the client's text (`TRACKER_NAMING_CODES`). */
+  leaseNotFound: (model: string, tenant: string, owner: string) =>
+    `no live lease for ${trackerPhrase(model, tenant)} owner ${JSON.stringify(owner)}`,
   noDecodeWorker: (model: string, tenant: string) =>
     `no decode worker registered for ${trackerPhrase(model, tenant)}: every registered worker is a prefill worker`,
 };

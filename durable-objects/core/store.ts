@@ -7,6 +7,7 @@ import type {
   ReplicaEvent,
   TimelineEvent,
 } from "./replica/events";
+import type { LeaseState } from "./lease/lease-table";
 import type { LiveRequest } from "./live-request";
 
 /** Kinds of replication record kept by key: a free, an early prefill mark, an unregistration. */
@@ -35,6 +36,10 @@ export interface TrackerStore {
   catalogSet?(event: CatalogUpsertEvent): void;
   /** A worker left the catalog. */
   catalogCleared?(workerId: bigint): void;
+  /** A lease's grants or cuts changed: `lease` is its whole state, one row. */
+  leaseSet?(lease: LeaseState): void;
+  /** A lease has nothing left to remember. */
+  leaseCleared?(owner: string): void;
   /** A change accepted here, to be shipped to the other replicas. */
   emitted?(event: ReplicaEvent): void;
   /** A replication record (tombstone or early mark) was set or replaced. */

@@ -1,7 +1,11 @@
 import {
+  DEFAULT_OWNED_REQUEST_MAX_AGE_SECONDS,
   DEFAULT_REQUEST_EXPIRY_SECONDS,
   DEFAULT_ROUTER_TTL_SECS,
+  MAX_BOOKINGS_PER_OWNER,
   MAX_CACHE_INDEX_ENTRIES,
+  MAX_LEASE_TTL_MS,
+  MAX_LEASES,
   MAX_LIVE_BLOCKS,
   MAX_LIVE_REQUESTS,
   MAX_RANKS,
@@ -12,6 +16,8 @@ import { Book, type Booking } from "./book";
 import { ApproximateIndex } from "./cache-index/approximate-index";
 import type { CacheIndex } from "./cache-index/cache-index";
 import { CatalogState } from "./catalog/catalog-state";
+import { LeaseBook } from "./lease/lease-book";
+import { lapse } from "./lease/lease-lapse";
 import type { LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./replica/clock";
@@ -43,6 +49,10 @@ export interface TrackerLimits {
   maxRanks: number;
   /** (block, rank) entries the cache index holds at most; past it the earliest deadlines go. */
   maxCacheEntries: number;
+  /** Live leases (SPEC §8). */
+  maxLeases: number;
+  /** Live bookings one owner may hold. */
+  maxBookingsPerOwner: number;
 }
 
 export interface TrackerOptions {
@@ -50,6 +60,8 @@ export interface TrackerOptions {
   tenant: string;
   /** Age after which a live request is removed as if freed, ms. */
   expiryMs?: number;
+  /** Age after which an owned booking is removed even while its lease lives, ms. */
+  ownedMaxAgeMs?: number;
   /** Write-through port; every mutation reports itself here synchronously, before it returns. */
   store?: TrackerStore;
   limits?: Partial<TrackerLimits>;
@@ -70,6 +82,7 @@ export abstract class TrackerState {
   readonly model: string;
   readonly tenant: string;
   readonly expiryMs: number;
+  readonly ownedMaxAgeMs: number;
   readonly origin: string;
   readonly replicated: boolean;
   readonly book = new Book();
@@ -86,6 +99,10 @@ export abstract class TrackerState {
   sessions: SessionReplica | null = null;
   /** Requests removed by expiry since this instance was built (a metrics counter). */
   expiredCount = 0;
+  /** Owned bookings freed because their lease lapsed or was deleted, since this instance was built. */
+  lapsedCount = 0;
+  /** Frontend leases (`core/lease/`), which outlive the book: a lease may precede every worker. */
+  readonly leases: LeaseBook;
   /**
    * What each rank has cached, as far as bookings tell (reference selection §5). Every booking
    * applied here, local or a peer's, records its prompt with its origin time, so every replica holds
@@ -100,11 +117,13 @@ export abstract class TrackerState {
     this.model = options.model;
     this.tenant = options.tenant;
     this.expiryMs = options.expiryMs ?? DEFAULT_REQUEST_EXPIRY_SECONDS * 1000;
+    this.ownedMaxAgeMs = options.ownedMaxAgeMs ?? DEFAULT_OWNED_REQUEST_MAX_AGE_SECONDS * 1000;
     this.store = options.store ?? NULL_STORE;
     this.origin = options.origin ?? "primary";
     this.replicated = options.replicated ?? false;
     this.records = new ReplicaRecords(this.store);
     this.catalog = new CatalogState(this.store);
+    this.leases = new LeaseBook(this.store, this.book.owned);
     this.departures = this.replicated
       ? new DepartureLog(
           this.book,
@@ -119,6 +138,8 @@ export abstract class TrackerState {
       maxWorkers: MAX_WORKERS,
       maxRanks: MAX_RANKS,
       maxCacheEntries: MAX_CACHE_INDEX_ENTRIES,
+      maxLeases: MAX_LEASES,
+      maxBookingsPerOwner: MAX_BOOKINGS_PER_OWNER,
       ...options.limits,
     };
     // Keyed by sequence hash alone, so that `/add`'s prompts (sequence hashes only) and selection
@@ -148,9 +169,13 @@ export abstract class TrackerState {
     return this.book.requests.size;
   }
 
-  /** The earliest expiry deadline among live requests, epoch ms. */
+  /** The earliest expiry deadline among live requests, or lease deadline, epoch ms. */
   nextDeadline(): number | undefined {
-    return this.book.expiry.head?.deadline;
+    const request = this.book.firstDue()?.deadline;
+    // A lease lapses once the clock reaches its deadline; requests once it passes theirs.
+    const lease = this.leases.nextDeadline();
+    if (lease === undefined) return request;
+    return request === undefined ? lease - 1 : Math.min(request, lease - 1);
   }
 
   /** When the cache index should next be swept of entries past due, epoch ms (the object's alarm). */
@@ -160,14 +185,23 @@ export abstract class TrackerState {
   }
 
   /**
-   * Removes every request whose deadline has passed at `now`. Each is removed at its own deadline
-   * (which is what a prefill re-anchor sees), so lazy and alarm-driven expiry agree, and replicas,
-   * which share deadlines, expire the same requests at the same moments.
+   * Removes every request whose deadline has passed at `now`, and lapses every lease whose
+   * deadline it reached, in time order. Each request is removed at its own deadline (which is what a
+   * prefill re-anchor sees), each lapse frees at the lease's, so lazy and alarm-driven expiry agree,
+   * and replicas, which share deadlines, expire the same requests at the same moments.
    * @returns how many requests expired.
    */
   expire(now: number): number {
     let expired = 0;
-    for (let req = this.book.expiry.head; req && req.deadline < now; req = this.book.expiry.head) {
+    for (;;) {
+      const first = this.book.firstDue();
+      const req = first && first.deadline < now ? first : null;
+      const lease = this.leases.due(now);
+      if (lease && (!req || lease.deadline! <= req.deadline)) {
+        lapse(this, lease.owner, lease.deadline!, now);
+        continue;
+      }
+      if (!req) break;
       if (this.replicated) this.remember(req);
       this.dropRequest(req, req.deadline);
       expired++;
@@ -177,6 +211,8 @@ export abstract class TrackerState {
     if (this.replicated && now >= this.nextPurge) {
       this.nextPurge = now + PURGE_INTERVAL_MS;
       this.records.purge(now, this.expiryMs);
+      // A grant or booking older than this cannot arrive alive: its lease lapsed long ago.
+      this.leases.purge(now - this.ownedMaxAgeMs - MAX_LEASE_TTL_MS);
       this.departures?.prune(now);
     }
     return expired;

@@ -12,6 +12,8 @@ import {
 } from "./catalog/catalog-record";
 import { catalogRecordOf, catalogRecords, removeRecord, writeRecord } from "./catalog/catalog-writes";
 import { retireIncarnation, supersedes } from "./incarnation";
+import type { LeaseInfo } from "./lease/lease-book";
+import { admitOwned, endLease, renewLease } from "./lease/lease-calls";
 import { fail, text } from "./messages";
 import type { AddEvent } from "./replica/events";
 import { TrackerState } from "./tracker-state";
@@ -133,12 +135,20 @@ export class Tracker extends TrackerState {
         `live block budget reached: live requests may hold at most ${this.limits.maxLiveBlocks} prompt blocks per tracker (${this.book.liveBlocks} held, this request has ${input.hashes.length})`,
       );
     }
+    let booking = input;
+    let deadline = now + this.expiryMs;
+    if (input.owner !== undefined) {
+      // Owned: refused without a live lease; kept while it lives, up to the owned age guard.
+      const owned = admitOwned(this, this.limits, input.owner, now);
+      if (!owned.ok) return owned;
+      booking = { ...input, grant: owned.grant };
+      deadline = now + this.ownedMaxAgeMs;
+    }
     const key = this.stamp(now);
-    const deadline = now + this.expiryMs;
     if (!this.replicated) {
       // Nothing ships or remembers this add, so it needs no event: one object of 13 fields fewer
       // per add (V8 keeps it on the heap), a third of what a lifecycle cycle allocated.
-      this.bookRequest(input, key, now, deadline);
+      this.bookRequest(booking, key, now, deadline);
       return OK;
     }
     // Spelled out: a spread of the key and then of `input` takes V8's generic runtime path, about
@@ -158,6 +168,10 @@ export class Tracker extends TrackerState {
       deadline,
     };
     if (input.cachePrompt !== undefined) event.cachePrompt = input.cachePrompt;
+    if (booking.owner !== undefined) {
+      event.owner = booking.owner;
+      event.grant = booking.grant;
+    }
     this.bookRequest(event, event, now, deadline);
     // Older records of this id lose to this add; its own key lives with the booking until it leaves.
     this.records.clearFreed(input.requestId);
@@ -203,6 +217,24 @@ export class Tracker extends TrackerState {
       this.emit(event);
     }
     return OK;
+  }
+
+  /** `POST /leases`: creates or renews `owner`'s lease for `ttlMs` (SPEC §8). */
+  renewLease(owner: string, ttlMs: number, now: number): Result<{ owner: string; expiresAtMs: number }> {
+    this.expire(now);
+    return renewLease(this, this.limits, owner, ttlMs, now);
+  }
+
+  /** `DELETE /leases/{owner}`: ends the lease at once; its bookings are freed now. */
+  endLease(owner: string, now: number): Result<{ freed: number }> {
+    this.expire(now);
+    return endLease(this, owner, now);
+  }
+
+  /** `GET /leases`: live leases with their booking counts, by owner. */
+  listLeases(now: number): LeaseInfo[] {
+    this.expire(now);
+    return this.leases.list(now);
   }
 
   /** `POST /selection/workers`: the worker's record replaced whole (reference selection §7). */

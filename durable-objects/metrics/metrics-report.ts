@@ -47,6 +47,11 @@ export function metricsReport(sources: MetricsSources, now: number): TrackerMetr
       .map((load) => ({ ...load, workerType: types.get(load.workerId) ?? "decode" })),
     ops: ops.snapshot(),
     expiredRequests: tracker.expiredCount,
+    liveLeases: tracker.leases.liveCount(now),
+    bookingsByOwner: [...tracker.leases.bookingsByOwner()]
+      .map(([owner, bookings]) => ({ owner, bookings }))
+      .sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0)),
+    lapsedBookings: tracker.lapsedCount,
     peers: (sync?.status(now) ?? []).map((p) => ({
       peer: p.peer,
       state: p.state,

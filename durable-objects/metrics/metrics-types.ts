@@ -79,6 +79,12 @@ export interface TrackerMetrics {
   ops: OpCount[];
   /** Live requests removed by expiry. */
   expiredRequests: number;
+  /** Leases live now (SPEC §8). */
+  liveLeases: number;
+  /** Live bookings of each owner that has any. */
+  bookingsByOwner: { owner: string; bookings: number }[];
+  /** Owned bookings freed because their lease lapsed or was deleted. */
+  lapsedBookings: number;
   /** Empty with one replica. */
   peers: PeerMetrics[];
   origins: OriginCounts[];

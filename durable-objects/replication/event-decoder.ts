@@ -2,7 +2,8 @@
  * Reads the event maps `event-encoder.ts` writes. Keys may come in any order; a key this version
  * does not know is skipped (bounded in depth), so a newer replica can add fields during a deploy.
  * Everything else must match: each known field has one type, a field appears at most once, every
- * required one is there, and variants are the eight this codec writes. Decoded events carry no
+ * required one is there, and variants are the ten this codec writes (an add's `owner` and `grant`
+ * come both or not at all). Decoded events carry no
  * `undefined` keys: an absent optional stays absent.
  */
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
@@ -10,13 +11,24 @@ import type { CachePrompt } from "../types";
 import { type CatalogUpsertData, readCatalogUpsert } from "./catalog-codec";
 import { once, readMap, requireKeys } from "./map-fields";
 import type { MsgpackReader } from "./msgpack-reader";
-import { type BindData, type RegisterData, readBind, readRegister } from "./variant-decoders";
+import {
+  type BindData,
+  type LeaseCutData,
+  type LeaseData,
+  type RegisterData,
+  readBind,
+  readGrant,
+  readLease,
+  readRegister,
+} from "./variant-decoders";
 
 /** Bits of the event fields seen so far; `REQUIRED` are the ones every event must have. */
 const F = { request_id: 1, worker: 2, data: 4, router_id: 8, lora_name: 16, origin: 32, clock: 64 } as const;
 const STARTED_AT = 128;
 const DEADLINE = 256;
 const CACHE_PROMPT = 512;
+const OWNER = 1024;
+const GRANT = 2048;
 const REQUIRED = F.request_id | F.worker | F.data | F.router_id | F.origin | F.clock;
 
 type Unit = "free" | "prefill_complete" | "unregister" | "catalog_remove";
@@ -35,7 +47,9 @@ type Data =
   | ({ type: "add" } & AddData)
   | ({ type: "register" } & RegisterData)
   | ({ type: "bind" } & BindData)
-  | ({ type: "catalog_upsert" } & CatalogUpsertData);
+  | ({ type: "catalog_upsert" } & CatalogUpsertData)
+  | LeaseData
+  | LeaseCutData;
 
 export function readEvent(r: MsgpackReader): ReplicaEvent {
   let requestId = "";
@@ -47,6 +61,8 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
   let startedAt = 0;
   let deadline = 0;
   let cachePrompt: CachePrompt | null | undefined;
+  let owner = "";
+  let grant: { at: number; deadline: number } | undefined;
   let seen = 0;
   for (let n = r.mapHeader("event"); n > 0; n--) {
     const at = r.pos;
@@ -108,6 +124,14 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
         cachePrompt = r.nil() ? null : readCachePrompt(r);
         bit = CACHE_PROMPT;
         break;
+      case "owner":
+        owner = r.key("owner");
+        bit = OWNER;
+        break;
+      case "grant":
+        grant = readGrant(r);
+        bit = GRANT;
+        break;
     }
     seen = once(r, seen, bit, "event", key, at);
   }
@@ -132,6 +156,11 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
       if (eot !== undefined) add.expectedOutputTokens = eot;
       if (ms !== undefined) add.expectedPrefillDurationMs = ms;
       if (cachePrompt !== undefined) add.cachePrompt = cachePrompt;
+      const owned = seen & (OWNER | GRANT);
+      if (owned === (OWNER | GRANT)) {
+        add.owner = owner;
+        add.grant = grant;
+      } else if (owned !== 0) requireKeys("owned AddRequest event", seen, OWNER | GRANT, "owner, grant");
       return add;
     }
     case "register": {
@@ -150,6 +179,10 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
       const { type, ...rest } = d;
       return { ts, origin, type, workerId, dpRank, ...rest };
     }
+    case "lease":
+      return { ts, origin, type: d.type, owner: d.owner, at: d.at, deadline: d.deadline };
+    case "lease_cut":
+      return { ts, origin, type: d.type, owner: d.owner, at: d.at };
     default:
       return { ts, origin, type: d.type, requestId };
   }
@@ -169,7 +202,12 @@ function readData(r: MsgpackReader): Data {
   if (variant === "RegisterWorker") return readRegister(r);
   if (variant === "SessionBound") return readBind(r);
   if (variant === "CatalogUpsert") return readCatalogUpsert(r);
-  return r.fail("data", "AddRequest, RegisterWorker, SessionBound or CatalogUpsert", variantAt);
+  if (variant === "LeaseGrant" || variant === "LeaseCut") return readLease(r, variant);
+  return r.fail(
+    "data",
+    "AddRequest, RegisterWorker, SessionBound, CatalogUpsert, LeaseGrant or LeaseCut",
+    variantAt,
+  );
 }
 
 function readAdd(r: MsgpackReader): Data {

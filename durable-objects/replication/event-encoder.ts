@@ -7,9 +7,11 @@
  *               Dynamo's receivers take the rank from their own index for those anyway)
  *   data        { "AddRequest": {…} } | "Free" | "MarkPrefillCompleted"
  *               | { "RegisterWorker": {…} } | "UnregisterWorker" | { "SessionBound": {…} }
- *               | { "CatalogUpsert": {…} } | "CatalogRemove" (the last five are ours;
- *               `catalog-codec.ts`); `RegisterWorker`'s map ends with `incarnation: u64` when
- *               the registration gave one (an older replica skips the key)
+ *               | { "CatalogUpsert": {…} } | "CatalogRemove"
+ *               | { "LeaseGrant": { owner, at, deadline } } | { "LeaseCut": { owner, at } }
+ *               (the last seven are ours: `variant-encoders.ts`, `catalog-codec.ts`; a lease's
+ *               times are epoch ms, uint; `RegisterWorker`'s map ends with `incarnation: u64`
+ *               when the registration gave one, which an older replica skips)
  *   router_id   u64, FNV-1a 64 of the origin's name (`routerIdOf`)
  *   lora_name   nil
  *   origin      string; clock: the HLC time `ts`, uint
@@ -17,15 +19,19 @@
  *   cache_prompt   nil | { block_hashes: [u64], sequence_hashes?: [u64] } (add only, when the
  *               booking says what the cache index records: `AddInput.cachePrompt`; an older
  *               replica skips the key and records the add's `token_sequence`)
+ *   owner, grant   string, { at, deadline } epoch ms uint (add only, both or neither: an owned
+ *               booking, SPEC §8; an older replica skips them and keeps the booking until its
+ *               deadline, which is the owned age guard's)
  *
  * The prefill load hint is always written, even for 0 tokens and no duration, where Dynamo would
  * write nil: then `newIslTokens` comes back exactly as given (a nil hint reads as 0 too).
  */
 
-import type { AddEvent, BindEvent, RegisterEvent, ReplicaEvent } from "../core/replica/events";
-import type { CachePrompt, RouterCard } from "../types";
+import type { AddEvent, ReplicaEvent } from "../core/replica/events";
+import type { CachePrompt } from "../types";
 import { writeCatalogUpsert } from "./catalog-codec";
 import { MsgpackWriter } from "./msgpack-writer";
+import { writeBind, writeLease, writeRegister } from "./variant-encoders";
 
 const TWO_32 = 0x1_0000_0000;
 
@@ -40,8 +46,8 @@ function chunk(...parts: (string | number)[]): Uint8Array {
 }
 
 const HEAD = chunk(0x87, "request_id");
-const ADD_HEAD = chunk(0x89, "request_id");
-const CACHED_ADD_HEAD = chunk(0x8a, "request_id");
+/** An add's map header by its optional keys: +1 with `cache_prompt`, +2 with `owner` and `grant`. */
+const ADD_HEADS = [0x89, 0x8a, 0x8b, 0x8c].map((size) => chunk(size, "request_id"));
 const WORKER = chunk("worker", 0x82, "worker_id");
 const DP_RANK = chunk("dp_rank");
 const DATA = chunk("data");
@@ -51,13 +57,14 @@ const HINT = chunk("prefill_load_hint", 0x82, "initial_effective_prefill_tokens"
 const DURATION = chunk("expected_prefill_duration");
 const SECS = chunk(0x82, "secs");
 const NANOS = chunk("nanos");
-const REGISTER_DATA = chunk("data", 0x81, "RegisterWorker");
 const ROUTER_ID = chunk("router_id");
 const LORA_ORIGIN = chunk("lora_name", 0xc0, "origin");
 const CLOCK = chunk("clock");
 const STARTED_AT = chunk("started_at");
 const DEADLINE = chunk("deadline");
 const CACHE_PROMPT = chunk("cache_prompt");
+const OWNER = chunk("owner");
+const GRANT_AT = chunk("grant", 0x82, "at");
 
 const FNV_OFFSET = 0xcbf2_9ce4_8422_2325n;
 const FNV_PRIME = 0x100_0000_01b3n;
@@ -88,7 +95,7 @@ function routerIdWords(origin: string): [number, number] {
 export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
   switch (e.type) {
     case "add":
-      w.raw(e.cachePrompt === undefined ? ADD_HEAD : CACHED_ADD_HEAD);
+      w.raw(ADD_HEADS[(e.cachePrompt === undefined ? 0 : 1) + (ownedAdd(e) ? 2 : 0)]!);
       w.str(e.requestId);
       writeWorker(w, e.workerId, e.dpRank);
       writeAdd(w, e);
@@ -115,6 +122,13 @@ export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
       writeWorker(w, e.workerId, e.dpRank);
       writeBind(w, e);
       break;
+    case "lease":
+    case "lease_cut":
+      w.raw(HEAD);
+      w.str("");
+      writeWorker(w, 0n, 0);
+      writeLease(w, e);
+      break;
     case "prefill_complete":
     case "free":
       w.raw(HEAD);
@@ -138,7 +152,23 @@ export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
     w.raw(DEADLINE);
     w.uint(e.deadline, "deadline");
     if (e.cachePrompt !== undefined) writeCachePrompt(w, e.cachePrompt);
+    if (ownedAdd(e)) {
+      w.raw(OWNER);
+      w.str(e.owner!);
+      w.raw(GRANT_AT);
+      w.uint(e.grant!.at, "grant.at");
+      w.str("deadline");
+      w.uint(e.grant!.deadline, "grant.deadline");
+    }
   }
+}
+
+/** Whether an add is owned; an owner without its grant (or the reverse) is a bug the wire must not carry. */
+function ownedAdd(e: AddEvent): boolean {
+  if ((e.owner === undefined) !== (e.grant === undefined)) {
+    throw new Error("event-codec: an add's owner and grant go together");
+  }
+  return e.owner !== undefined;
 }
 
 function writeCachePrompt(w: MsgpackWriter, prompt: CachePrompt | null): void {
@@ -217,69 +247,4 @@ function writeDuration(w: MsgpackWriter, ms: number): void {
   }
   w.raw(NANOS);
   w.uint(nanos, "nanos");
-}
-
-/** Ours: `{"SessionBound": {session_id, hop, expires_at}}`, the rank in `worker`. */
-function writeBind(w: MsgpackWriter, e: BindEvent): void {
-  w.raw(DATA);
-  w.mapHeader(1);
-  w.str("SessionBound");
-  w.mapHeader(3);
-  w.str("session_id");
-  w.str(e.sessionId);
-  w.str("hop");
-  w.str(e.hop);
-  w.str("expires_at");
-  w.uint(e.expiresAt, "expiresAt");
-}
-
-function writeRegister(w: MsgpackWriter, e: RegisterEvent): void {
-  w.raw(REGISTER_DATA);
-  w.mapHeader(
-    3 +
-      (e.workerType === undefined ? 0 : 1) +
-      (e.routerConfig === undefined ? 0 : 1) +
-      (e.incarnation === undefined ? 0 : 1),
-  );
-  w.str("block_size");
-  w.u32(e.blockSize, "blockSize");
-  w.str("dp_start");
-  w.u32(e.dpStart, "dpStart");
-  w.str("dp_size");
-  w.u32(e.dpSize, "dpSize");
-  if (e.workerType !== undefined) {
-    w.str("worker_type");
-    w.str(e.workerType);
-  }
-  if (e.routerConfig !== undefined) {
-    w.str("router_config");
-    writeRouterCard(w, e.routerConfig);
-  }
-  // Only when given: an older replica skips the key and merges the registration by its key alone.
-  if (e.incarnation !== undefined) {
-    w.str("incarnation");
-    w.bigU64(e.incarnation, "incarnation");
-  }
-}
-
-/** Only the card's defined fields, snake_case as on the HTTP API; tuning numbers are f64 as in Dynamo. */
-function writeRouterCard(w: MsgpackWriter, card: RouterCard): void {
-  const { overlapScoreWeight: weight, routerTemperature: temperature, sessionAffinityTtlSecs: ttl } = card;
-  w.mapHeader(
-    1 + (weight === undefined ? 0 : 1) + (temperature === undefined ? 0 : 1) + (ttl === undefined ? 0 : 1),
-  );
-  w.str("router_mode");
-  w.str(card.routerMode);
-  if (weight !== undefined) {
-    w.str("overlap_score_weight");
-    w.f64(weight);
-  }
-  if (temperature !== undefined) {
-    w.str("router_temperature");
-    w.f64(temperature);
-  }
-  if (ttl !== undefined) {
-    w.str("session_affinity_ttl_secs");
-    w.u32(ttl, "sessionAffinityTtlSecs");
-  }
 }

@@ -6,6 +6,7 @@ import type {
   ReplicaEvent,
   TimelineEvent,
 } from "../core/replica/events";
+import type { LeaseState } from "../core/lease/lease-table";
 import type { LiveRequest } from "../core/live-request";
 import type { RecordKind, TrackerStore } from "../core/store";
 import type { SqlTrackerStore } from "../storage/sql-tracker-store";
@@ -63,6 +64,14 @@ export class ReplicatedStore implements TrackerStore {
 
   catalogCleared(workerId: bigint): void {
     this.base.catalogCleared(workerId);
+  }
+
+  leaseSet(lease: LeaseState): void {
+    this.base.leaseSet(lease);
+  }
+
+  leaseCleared(owner: string): void {
+    this.base.leaseCleared(owner);
   }
 
   emitted(event: ReplicaEvent): void {

@@ -1,16 +1,20 @@
-import { compareKeys } from "../core/replica/clock";
+import { compareKeys, firstTsOf } from "../core/replica/clock";
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
 import { addEventOf } from "../core/replica/placement";
 import type { Tracker } from "../core/tracker";
 
 /**
  * This replica's whole state as the events that rebuild it when merged: registered and set-aside
- * workers, catalog records (each its winning upsert, floors included), unregistrations and removals, live and orphaned bookings with their prefill completions, frees and
- * early marks, and the prefill timelines that anchors derive from (`core/replica/departure-log.ts`): the
- * adds that have left (without their prompts), frees and completions of the last two expiry ages.
- * It is what a peer that missed part of the stream merges to catch up exactly. A
- * generator, read page by page while the tracker keeps changing: merging is idempotent and changes
- * after the snapshot's start follow in the stream, so no page needs to be frozen.
+ * workers, catalog records (each its winning upsert, floors included), unregistrations and removals,
+ * leases (each remembered cut and unclipped grant as its own `lease_cut` and `lease` event), live
+ * and orphaned bookings (an owned one with its owner and grant) with their prefill completions,
+ * frees and early marks, and the prefill timelines that anchors derive from
+ * (`core/replica/departure-log.ts`): the adds that have left (without their prompts), frees and
+ * completions of the last two expiry ages. It is what a peer that missed part of the stream merges
+ * to catch up exactly. A generator, read page by page while the tracker keeps changing: merging is
+ * idempotent and changes after the snapshot's start follow in the stream, so no page needs to be
+ * frozen. A peer of a version without leases cannot decode the lease events (an unknown variant is
+ * refused, as for every new kind of change): replicas are deployed to it before leases are used.
  */
 export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
   const { book, records } = tracker;
@@ -21,6 +25,17 @@ export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
   for (const entry of [...tracker.catalog.entries.values()]) yield entry.upsert;
   for (const e of [...records.excluded.values()]) yield e;
   for (const [workerId, key] of [...records.gone]) yield { ...key, type: "unregister", workerId };
+  // Before the bookings, so that one a cut ended is ended on arrival rather than booked and freed.
+  // Grants and cuts merge as sets, so these rebuild the lease exactly; their keys only move the
+  // peer's clock, to no later than the moments they name.
+  for (const lease of [...tracker.leases.all()]) {
+    const { owner } = lease;
+    const origin = tracker.origin;
+    for (const at of [...lease.cuts]) yield { ts: firstTsOf(at), origin, type: "lease_cut", owner, at };
+    for (const { at, deadline } of [...lease.steps]) {
+      yield { ts: firstTsOf(at), origin, type: "lease", owner, at, deadline };
+    }
+  }
   for (const req of book.requests.values()) {
     const add: AddEvent = addEventOf(tracker, req);
     // Read before the add is yielded: by the next page, a merge may have set the request aside and

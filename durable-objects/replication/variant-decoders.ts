@@ -1,9 +1,9 @@
 /**
  * Readers of the `data` variants that are this tracker's own, not Dynamo's: `RegisterWorker` (with
- * the worker's optional type, routing card and incarnation) and `SessionBound`. `UnregisterWorker` is a unit
- * variant, read with Dynamo's in `event-decoder.ts`.
+ * the worker's optional type, routing card and incarnation), `SessionBound`, `LeaseGrant` and
+ * `LeaseCut`. `UnregisterWorker` is a unit variant, read with Dynamo's in `event-decoder.ts`.
  */
-import type { BindEvent, RegisterEvent } from "../core/replica/events";
+import type { BindEvent, LeaseCutEvent, LeaseEvent, RegisterEvent } from "../core/replica/events";
 import type { RouterCard, RouterMode, WorkerType } from "../types";
 import { oneOf, readMap, requireKeys } from "./map-fields";
 import type { MsgpackReader } from "./msgpack-reader";
@@ -13,6 +13,8 @@ export type RegisterData = Pick<
   "blockSize" | "dpStart" | "dpSize" | "workerType" | "routerConfig" | "incarnation"
 >;
 export type BindData = Pick<BindEvent, "sessionId" | "hop" | "expiresAt">;
+export type LeaseData = Pick<LeaseEvent, "type" | "owner" | "at" | "deadline">;
+export type LeaseCutData = Pick<LeaseCutEvent, "type" | "owner" | "at">;
 
 const WORKER_TYPES: readonly WorkerType[] = ["decode", "prefill"];
 const ROUTER_MODES: readonly RouterMode[] = ["kv", "round_robin", "random"];
@@ -37,6 +39,48 @@ export function readBind(r: MsgpackReader): { type: "bind" } & BindData {
   });
   requireKeys("SessionBound", seen, 7, "session_id, hop, expires_at");
   return data;
+}
+
+/** `LeaseGrant` {owner, at, deadline} or `LeaseCut` {owner, at}: every field required. */
+export function readLease(r: MsgpackReader, variant: "LeaseGrant" | "LeaseCut"): LeaseData | LeaseCutData {
+  let owner = "";
+  let at = 0;
+  let deadline = 0;
+  const seen = readMap(r, variant, (key) => {
+    switch (key) {
+      case "owner":
+        owner = r.key("owner");
+        return 1;
+      case "at":
+        at = r.uint("at");
+        return 2;
+      case "deadline":
+        if (variant !== "LeaseGrant") return 0;
+        deadline = r.uint("deadline");
+        return 4;
+      default:
+        return 0;
+    }
+  });
+  if (variant === "LeaseCut") {
+    requireKeys(variant, seen, 3, "owner, at");
+    return { type: "lease_cut", owner, at };
+  }
+  requireKeys(variant, seen, 7, "owner, at, deadline");
+  return { type: "lease", owner, at, deadline };
+}
+
+/** An owned add's `grant`: the lease grant it was made under (epoch ms). */
+export function readGrant(r: MsgpackReader): { at: number; deadline: number } {
+  const grant = { at: 0, deadline: 0 };
+  const seen = readMap(r, "grant", (key) => {
+    if (key === "at") grant.at = r.uint("grant.at");
+    else if (key === "deadline") grant.deadline = r.uint("grant.deadline");
+    else return 0;
+    return key === "at" ? 1 : 2;
+  });
+  requireKeys("grant", seen, 3, "at, deadline");
+  return grant;
 }
 
 export function readRegister(r: MsgpackReader): { type: "register" } & RegisterData {

@@ -8,6 +8,7 @@ import {
   DELETE_REQUEST,
   HASH_COLUMNS,
   MOVE_ANCHOR,
+  OWNER_COLUMNS_FROM,
   REQUEST_COLUMN,
   type RequestValues,
   UPSERT_REQUEST,
@@ -25,7 +26,8 @@ export const REMOVE = 3;
  * One journaled change, as JSON: a put carries every column of {@link REQUEST_COLUMN} in order, with
  * the worker id as a decimal string and each hash column ({@link HASH_COLUMNS}) as its hash count, or
  * null (its bytes are in the row's `hashes` BLOB, in entry order, then column order). A put written
- * before the cache columns existed is shorter: its missing columns read as NULL.
+ * before the cache or owner columns existed is shorter: its missing columns read as NULL, and so an
+ * unowned put leaves its three owner columns off, to stay as long as it was before leases.
  */
 export type Entry =
   | [typeof PUT, ...(string | number | null)[]]
@@ -42,6 +44,7 @@ export function putEntry(row: RequestValues): Entry {
     const blob = row[REQUEST_COLUMN[column]] as ArrayBuffer | null;
     entry[1 + REQUEST_COLUMN[column]] = blob === null ? null : blob.byteLength / 8;
   }
+  if (row[REQUEST_COLUMN.owner] === null) entry.length = 1 + OWNER_COLUMNS_FROM;
   return entry;
 }
 

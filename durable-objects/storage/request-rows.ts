@@ -27,7 +27,13 @@ const COLUMNS = [
   "prefill_origin",
   "cache_block_hashes",
   "cache_sequence_hashes",
+  "owner",
+  "grant_at",
+  "grant_deadline",
 ] as const;
+
+/** The first of the owned-booking columns, which trail the row so an unowned put can leave them off. */
+export const OWNER_COLUMNS_FROM = COLUMNS.indexOf("owner");
 
 /**
  * The BLOB columns of prompt hashes, in the order a journal row's BLOB holds them (`journal-entries.ts`).
@@ -74,6 +80,9 @@ export function requestValues(req: LiveRequest, input: AddInput, seq: number): R
     Number.isNaN(req.prefillTs) ? null : req.prefillOrigin,
     cache === undefined ? null : cache === null ? NO_HASHES : bytesOf(cache.blockHashes),
     cache?.sequenceHashes === undefined ? null : bytesOf(cache.sequenceHashes),
+    req.owner,
+    req.owner === null ? null : req.grantAt,
+    req.owner === null ? null : req.grantDeadline,
   ];
 }
 

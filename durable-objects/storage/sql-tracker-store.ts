@@ -1,11 +1,13 @@
+import type { LeaseState } from "../core/lease/lease-table";
 import type { LiveRequest } from "../core/live-request";
-import type { EventKey } from "../core/replica/clock";
+import { type EventKey, firstTsOf } from "../core/replica/clock";
 import type { CatalogUpsertEvent } from "../core/replica/events";
 import type { TrackerStore } from "../core/store";
 import type { Tracker } from "../core/tracker";
 import { decodeEvent, encodeEvent } from "../replication/event-codec";
 import type { AddInput, RegisterInput } from "../types";
 import { storeName } from "./identity";
+import { LeaseRows } from "./lease-rows";
 import { RequestJournal, replayJournal, type Write } from "./request-journal";
 import {
   COMPLETE_PREFILL,
@@ -19,6 +21,7 @@ import { bytesOf } from "./row-groups";
 import { profileColumns, profileOfRow } from "./sql-worker-profile";
 import {
   type CatalogRow,
+  type LeaseRow,
   migrateTrackerSchema,
   type RequestRow,
   TRACKER_SCHEMA,
@@ -40,6 +43,7 @@ export class SqlTrackerStore implements TrackerStore {
   private seq = 0;
   private readonly write: Write = (query, ...bindings) => this.exec(query, ...bindings);
   private readonly journal = new RequestJournal(this.write);
+  private readonly leases = new LeaseRows(this.write);
 
   /**
    * @param name the object's name, stored with the schema (see `identity.ts`).
@@ -62,6 +66,13 @@ export class SqlTrackerStore implements TrackerStore {
       if (upsert.type !== "catalog_upsert") continue;
       tracker.clock.observe(upsert.ts);
       tracker.catalog.restore(upsert);
+    }
+    for (const row of this.sql.exec<LeaseRow>("SELECT * FROM leases")) {
+      const lease = this.leases.restore(row);
+      // New grants must come after the cuts and grants already made, whatever the wall clock says now.
+      const latest = Math.max(lease.cuts.at(-1) ?? 0, lease.newestGrant()?.at ?? 0);
+      tracker.clock.observe(firstTsOf(latest));
+      tracker.leases.restore(lease);
     }
     for (const row of this.sql.exec<WorkerRow>("SELECT * FROM workers")) {
       tracker.restoreWorker(
@@ -87,6 +98,7 @@ export class SqlTrackerStore implements TrackerStore {
           expectedOutputTokens: row.expected_output_tokens ?? undefined,
           expectedPrefillDurationMs: row.prefill_duration_ms ?? undefined,
           cachePrompt: cachePromptOf(row.cache_block_hashes, row.cache_sequence_hashes),
+          ...ownerOf(row),
         },
         row.started_at,
         row.prefill_done !== 0,
@@ -140,6 +152,16 @@ export class SqlTrackerStore implements TrackerStore {
     if (this.schemaReady) this.exec("DELETE FROM catalog WHERE worker_id = ?", u64ToBlob(workerId));
   }
 
+  leaseSet(lease: LeaseState): void {
+    // A lease may come before any worker: it creates the tables.
+    this.ensureSchema();
+    this.leases.set(lease);
+  }
+
+  leaseCleared(owner: string): void {
+    if (this.schemaReady) this.leases.cleared(owner);
+  }
+
   workerRemoved(workerId: bigint): void {
     // The worker's journaled requests go to the table first, so that one delete removes them all.
     this.journal.fold();
@@ -171,10 +193,11 @@ export class SqlTrackerStore implements TrackerStore {
 
   /**
    * Runs `fn` (a call that changes many requests) with its request changes written as one journal
-   * row (`request-journal.ts`), cleaning the journal's oldest rows afterwards if it is over its bounds.
+   * row (`request-journal.ts`), cleaning the journal's oldest rows afterwards if it is over its bounds,
+   * and each lease it changed written once (`lease-rows.ts`).
    */
   group<T>(fn: () => T): T {
-    return this.journal.group(fn);
+    return this.leases.group(() => this.journal.group(fn));
   }
 
   /** Cleans the journal's oldest rows down to `maxRows` rows and `maxBytes`, keeping up to `keepBytes` (tests). */
@@ -187,6 +210,10 @@ export class SqlTrackerStore implements TrackerStore {
     this.journal.fold();
   }
 
+  /**
+   * The last worker left. Lease rows stay: a lease belongs to a frontend, not to a worker, and one
+   * that is live must keep its owner's next bookings admitted when a worker registers again.
+   */
   trackerDeleted(): void {
     this.journal.fold();
     this.exec("DELETE FROM requests");
@@ -223,6 +250,7 @@ export class SqlTrackerStore implements TrackerStore {
     this.schemaReady = false;
     this.seq = 0;
     this.journal.forget();
+    this.leases.forget();
   }
 
   private ensureSchema(): void {
@@ -235,6 +263,12 @@ export class SqlTrackerStore implements TrackerStore {
   private exec(query: string, ...bindings: SqlStorageValue[]): void {
     this.rowsWritten += this.sql.exec(query, ...bindings).rowsWritten;
   }
+}
+
+/** An owned booking's owner and grant from its row (nothing for an unowned one). */
+function ownerOf(row: RequestRow): Pick<AddInput, "owner" | "grant"> {
+  if (row.owner === null || row.grant_at === null || row.grant_deadline === null) return {};
+  return { owner: row.owner, grant: { at: row.grant_at, deadline: row.grant_deadline } };
 }
 
 function hasTable(sql: SqlStorage, name: string): boolean {

@@ -12,7 +12,10 @@
  * holds request changes not yet folded into `requests`, one row per call that grouped them
  * (`request-journal.ts`). `catalog` holds the selection API's worker records, one row per worker id:
  * its winning upsert (floors merged in) as the replication codec writes it, so one encoding serves
- * the wire and the disk; the record's judgement is derived again on hydrate.
+ * the wire and the disk; the record's judgement is derived again on hydrate. `leases` holds one row
+ * per frontend lease (`lease-rows.ts` says how its grants and cuts are packed and what a renewal
+ * writes); an owned booking's row names its owner and grant in three columns that stay NULL, as
+ * they do in rows written before leases existed, for every unowned one.
  */
 
 export const TRACKER_SCHEMA = `
@@ -45,7 +48,10 @@ CREATE TABLE IF NOT EXISTS requests (
   prefill_ts REAL,
   prefill_origin TEXT,
   cache_block_hashes BLOB,
-  cache_sequence_hashes BLOB
+  cache_sequence_hashes BLOB,
+  owner TEXT,
+  grant_at INTEGER,
+  grant_deadline INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal (
   seq INTEGER PRIMARY KEY,
@@ -69,6 +75,11 @@ CREATE TABLE IF NOT EXISTS meta (
 CREATE TABLE IF NOT EXISTS catalog (
   worker_id BLOB PRIMARY KEY,
   upsert BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+  owner TEXT PRIMARY KEY,
+  steps BLOB NOT NULL,
+  cuts BLOB NOT NULL
 ) WITHOUT ROWID;
 `;
 
@@ -115,6 +126,17 @@ export interface RequestRow extends Record<string, SqlStorageValue> {
   /** What the cache index records of it (`request-rows.ts`), for a selection booking. */
   cache_block_hashes: ArrayBuffer | null;
   cache_sequence_hashes: ArrayBuffer | null;
+  /** The owner whose lease keeps it, and the grant it was made under (all NULL: unowned). */
+  owner: string | null;
+  grant_at: number | null;
+  grant_deadline: number | null;
+}
+
+/** One owner's lease: its grants and cuts, packed as `lease-rows.ts` says. */
+export interface LeaseRow extends Record<string, SqlStorageValue> {
+  owner: string;
+  steps: ArrayBuffer;
+  cuts: ArrayBuffer;
 }
 
 /** `/route`'s session affinity bindings, one per (session, hop). */
@@ -149,6 +171,9 @@ const ADDED_REQUEST_COLUMNS = {
   prefill_origin: "TEXT",
   cache_block_hashes: "BLOB",
   cache_sequence_hashes: "BLOB",
+  owner: "TEXT",
+  grant_at: "INTEGER",
+  grant_deadline: "INTEGER",
 } as const;
 
 /**

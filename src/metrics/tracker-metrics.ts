@@ -92,6 +92,21 @@ export function renderTracker(out: Exposition, { key, metrics: m }: Scraped): vo
     tracker,
     m.expiredRequests,
   );
+  out.gauge("slot_tracker_live_leases", "Frontend leases live now.", tracker, m.liveLeases);
+  for (const { owner, bookings } of m.bookingsByOwner) {
+    out.gauge(
+      "slot_tracker_owned_bookings",
+      "Live bookings an owner's lease holds.",
+      { ...tracker, owner },
+      bookings,
+    );
+  }
+  out.counter(
+    "slot_tracker_lease_freed_bookings_total",
+    "Owned bookings freed because their lease lapsed or was deleted.",
+    tracker,
+    m.lapsedBookings,
+  );
   out.counter(
     "slot_tracker_sqlite_rows_written_total",
     "Rows SQLite reports written by the tracker object.",

@@ -29,29 +29,33 @@ export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
     sessionAffinityTtlSecs: opt(u32),
   });
   const event: fc.Arbitrary<ReplicaEvent> = fc.oneof(
-    fc.record({
-      ...k,
-      type: fc.constant("add" as const),
-      requestId: text,
-      workerId: u64,
-      dpRank: u32,
-      hashes: fc.array(u64, { maxLength: 40 }).map((a) => BigUint64Array.from(a)),
-      newIslTokens: uint,
-      expectedOutputTokens: opt(u32),
-      expectedPrefillDurationMs: opt(fc.nat()),
-      startedAt: uint,
-      deadline: uint,
-      cachePrompt: opt(
-        fc.option(
-          fc
-            .record({ blockHashes: hashList, sequenceHashes: opt(hashList) })
-            .map(({ blockHashes, sequenceHashes }) =>
-              sequenceHashes === undefined ? { blockHashes } : { blockHashes, sequenceHashes },
-            ),
-          { nil: null },
+    fc
+      .record({
+        ...k,
+        type: fc.constant("add" as const),
+        requestId: text,
+        workerId: u64,
+        dpRank: u32,
+        hashes: fc.array(u64, { maxLength: 40 }).map((a) => BigUint64Array.from(a)),
+        newIslTokens: uint,
+        expectedOutputTokens: opt(u32),
+        expectedPrefillDurationMs: opt(fc.nat()),
+        startedAt: uint,
+        deadline: uint,
+        cachePrompt: opt(
+          fc.option(
+            fc
+              .record({ blockHashes: hashList, sequenceHashes: opt(hashList) })
+              .map(({ blockHashes, sequenceHashes }) =>
+                sequenceHashes === undefined ? { blockHashes } : { blockHashes, sequenceHashes },
+              ),
+            { nil: null },
+          ),
         ),
-      ),
-    }),
+        // An owned booking's owner and grant come together, or not at all.
+        owned: opt(fc.record({ owner: text, grant: fc.record({ at: uint, deadline: uint }) })),
+      })
+      .map(({ owned, ...add }) => (owned ? { ...add, owner: owned.owner, grant: { ...owned.grant } } : add)),
     fc.record({
       ...k,
       type: fc.constant("register" as const),
@@ -67,6 +71,8 @@ export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
     fc.record({ ...k, type: fc.constantFrom("free" as const, "prefill_complete" as const), requestId: text }),
     catalogUpsert(u64, u32, text, opt).map((e) => ({ ...e, fields: defined(e.fields) })),
     fc.record({ ...k, type: fc.constant("catalog_remove" as const), workerId: u64 }),
+    fc.record({ ...k, type: fc.constant("lease" as const), owner: text, at: uint, deadline: uint }),
+    fc.record({ ...k, type: fc.constant("lease_cut" as const), owner: text, at: uint }),
     fc.record({
       ...k,
       type: fc.constant("bind" as const),

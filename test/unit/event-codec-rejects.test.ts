@@ -114,6 +114,45 @@ describe("event decoder rejects what it cannot accept", () => {
     rejects(twice, /event: expected no repeated key "origin"/);
   });
 
+  it("rejects malformed lease events and an owned add missing half of its ownership", () => {
+    // Bigints: @msgpack/msgpack writes numbers past 32 bits as floats when it writes bigints as ints.
+    const grant = { owner: "fe-1", at: 1_780_000_000_000n, deadline: 1_780_000_030_000n };
+    const lease = (data: Json) => edited({ request_id: "", worker: { worker_id: 0, dp_rank: 0 }, data });
+    expect(decodeEvent(lease({ LeaseGrant: grant }))).toMatchObject({
+      type: "lease",
+      owner: "fe-1",
+      at: 1_780_000_000_000,
+      deadline: 1_780_000_030_000,
+    });
+    rejects(
+      lease({ LeaseGrant: { ...grant, owner: undefined } }),
+      /LeaseGrant lacks one of owner, at, deadline/,
+    );
+    rejects(lease({ LeaseGrant: { ...grant, deadline: undefined } }), /LeaseGrant lacks one of owner/);
+    rejects(lease({ LeaseCut: { at: 5 } }), /LeaseCut lacks one of owner, at/);
+    rejects(lease({ LeaseCut: { owner: "fe-1" } }), /LeaseCut lacks one of owner, at/);
+    rejects(lease({ LeaseGrant: { ...grant, at: 1.5 } }), /at: expected an unsigned integer/);
+    rejects(lease({ LeaseGrant: { ...grant, deadline: -1 } }), /deadline: expected an unsigned integer/);
+    rejects(lease({ LeaseGrant: { ...grant, at: 2n ** 53n } }), /at: expected an integer up to/);
+    rejects(lease({ LeaseCut: { owner: 7, at: 5 } }), /owner: expected a string/);
+    rejects(lease({ LeaseCut: "fe-1" }), /LeaseCut: expected a map/);
+    rejects(edited({ data: "LeaseCut" }), /data: expected a known variant/);
+    // A cut's unknown keys are skipped like any (a deadline is not one of its fields).
+    expect(decodeEvent(lease({ LeaseCut: { owner: "fe-1", at: 5, deadline: 9 } }))).toMatchObject({
+      type: "lease_cut",
+      owner: "fe-1",
+      at: 5,
+    });
+
+    const at = { at: 1, deadline: 2 };
+    expect(decodeEvent(edited({ owner: "fe-1", grant: at }))).toMatchObject({ owner: "fe-1", grant: at });
+    rejects(edited({ owner: "fe-1" }), /owned AddRequest event lacks one of owner, grant/);
+    rejects(edited({ grant: at }), /owned AddRequest event lacks one of owner, grant/);
+    rejects(edited({ owner: "fe-1", grant: { at: 1 } }), /grant lacks one of at, deadline/);
+    rejects(edited({ owner: "fe-1", grant: { at: 0.5, deadline: 2 } }), /grant.at: expected an unsigned/);
+    rejects(edited({ owner: null, grant: at }), /owner: expected a string/);
+  });
+
   it("skips fields it does not know, but no deeper than 8 levels", () => {
     const future = { list: [1, "two", { three: [null, true, 2.5] }], bin: new Uint8Array(3) };
     expect(decodeEvent(edited({ stride: 4, future }))).toStrictEqual(event);
@@ -178,5 +217,14 @@ describe("event encoder refuses values the wire cannot carry exactly", () => {
     expect(() => encodeEvent({ ...event, dpRank: 2 ** 32 })).toThrow(/dpRank must fit in a u32/);
     expect(() => encodeEvent({ ...event, workerId: 2n ** 64n })).toThrow(/workerId is not a u64/);
     expect(() => encodeEvent({ ...event, expectedPrefillDurationMs: Number.NaN })).toThrow(/finite and ≥ 0/);
+    const lease = { ts: 1, origin: "o", owner: "fe-1", at: 1, deadline: 2 };
+    expect(() => encodeEvent({ ...lease, type: "lease", at: 1.5 })).toThrow(/at must be a non-negative safe/);
+    expect(() => encodeEvent({ ...lease, type: "lease", deadline: -1 })).toThrow(/deadline must be/);
+    expect(() => encodeEvent({ ...lease, type: "lease_cut", at: 2 ** 53 })).toThrow(/at must be/);
+    expect(() => encodeEvent({ ...event, owner: "fe-1" })).toThrow(/owner and grant go together/);
+    expect(() => encodeEvent({ ...event, grant: { at: 1, deadline: 2 } })).toThrow(/owner and grant/);
+    expect(() => encodeEvent({ ...event, owner: "fe-1", grant: { at: 1, deadline: 0.5 } })).toThrow(
+      /grant.deadline must be/,
+    );
   });
 });

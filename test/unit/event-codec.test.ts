@@ -117,6 +117,9 @@ const everyKind: ReplicaEvent[] = [
     floors: [],
   },
   { ...key, type: "catalog_remove", workerId: 7n },
+  add({ owner: "frontend-7", grant: { at: 1_780_000_000_000, deadline: 1_780_000_030_000 } }),
+  { ...key, type: "lease", owner: "frontend-7", at: 1_780_000_000_000, deadline: 1_780_000_030_000 },
+  { ...key, type: "lease_cut", owner: "frontend-7", at: 1_780_000_030_000 },
   {
     ...key,
     type: "bind",
@@ -162,6 +165,50 @@ describe("event codec round trips", () => {
     }
     expect("cachePrompt" in decodeEvent(encodeEvent(add()))).toBe(false);
     expect(encodeEvent(add({ cachePrompt: undefined }))).toEqual(encodeEvent(add()));
+  });
+
+  it("carries an owned booking's owner and grant, and leaves an unowned add's bytes as they were", () => {
+    const owner = "\ufefffrontend-ünï ✓ 🚀";
+    const grant = { at: Number.MAX_SAFE_INTEGER - 1, deadline: Number.MAX_SAFE_INTEGER };
+    const blockHashes = BigUint64Array.from([3n, U64_MAX]);
+    for (const extra of [{}, { cachePrompt: { blockHashes } }, { cachePrompt: null }]) {
+      const event = add({ ...extra, owner, grant });
+      const bytes = encodeEvent(event);
+      expect(decodeEvent(bytes)).toStrictEqual(event);
+      // Two more keys than the same add unowned, in the map's header.
+      expect(bytes[0]).toBe(encodeEvent(add(extra))[0]! + 2);
+      const plain = decode(bytes, { useBigInt64: true }) as Record<string, unknown>;
+      expect([plain.owner, plain.grant]).toEqual([
+        owner,
+        { at: BigInt(grant.at), deadline: BigInt(grant.deadline) },
+      ]);
+    }
+    // Unowned: the layout of before leases, and no owner or grant key once decoded.
+    expect(encodeEvent(add({ owner: undefined, grant: undefined }))).toEqual(encodeEvent(add()));
+    const unowned = decodeEvent(encodeEvent(add()));
+    expect(["owner" in unowned, "grant" in unowned]).toEqual([false, false]);
+    expect(decodeEvent(encodeEvent(add({ owner: "", grant: { at: 0, deadline: 0 } })))).toMatchObject({
+      owner: "",
+      grant: { at: 0, deadline: 0 },
+    });
+  });
+
+  it("carries lease grants and cuts as this tracker's own variants, owner strings and ms exact", () => {
+    const owner = "\u{1f680}frontend/é-01";
+    const events: ReplicaEvent[] = [
+      { ...key, type: "lease", owner, at: 2 ** 40, deadline: Number.MAX_SAFE_INTEGER },
+      { ...key, type: "lease", owner: "", at: 0, deadline: 1 },
+      { ...key, type: "lease_cut", owner, at: Number.MAX_SAFE_INTEGER },
+    ];
+    for (const event of events) expect(decodeEvent(encodeEvent(event))).toStrictEqual(event);
+    const plain = decode(encodeEvent(events[0]!), { useBigInt64: true }) as Record<string, unknown>;
+    expect([plain.request_id, plain.worker, plain.data]).toEqual([
+      "",
+      { worker_id: 0, dp_rank: 0 },
+      { LeaseGrant: { owner, at: BigInt(2 ** 40), deadline: BigInt(Number.MAX_SAFE_INTEGER) } },
+    ]);
+    const cut = decode(encodeEvent(events[2]!), { useBigInt64: true }) as Record<string, unknown>;
+    expect(cut.data).toEqual({ LeaseCut: { owner, at: BigInt(Number.MAX_SAFE_INTEGER) } });
   });
 
   it("writes hashes in rmp_serde's smallest integer forms and reads them back exactly", () => {

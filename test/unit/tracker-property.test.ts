@@ -19,6 +19,8 @@ const LIMITS: TrackerLimits = {
   maxWorkers: 2,
   maxRanks: 4,
   maxCacheEntries: 64,
+  maxLeases: 4,
+  maxBookingsPerOwner: 4,
 };
 const WORKERS = [1n, 2n ** 53n + 1n, U64_MAX];
 const RANKS = [0, 0, 0, 1, 1, 2, 3, U32_MAX - 2, U32_MAX - 1];

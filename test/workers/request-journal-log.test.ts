@@ -88,6 +88,8 @@ function rowOf(id: string, tokens: number, blocks: number, seq: number): Request
     null,
     null,
     ...cacheColumns(tokens % 3, blocks, seq),
+    // Owned (an owner and its grant) or not: an unowned put's journal entry leaves these off.
+    ...(seq % 2 === 0 ? [`fe-${seq % 3}`, seq, seq + 500] : [null, null, null]),
   ];
   expect(values.length).toBe(Object.keys(REQUEST_COLUMN).length);
   return values;

@@ -46,11 +46,17 @@ export type ReplicaEvent =
       floors: FloorSegment[];
     })
   /** A worker leaving the catalog (`DELETE /selection/workers/{id}`, or `/unregister` of a catalog worker). */
-  | (EventKey & { type: "catalog_remove"; workerId: bigint });
+  | (EventKey & { type: "catalog_remove"; workerId: bigint })
+  /** A lease created or renewed (`POST /leases`): a grant made at `at` until `deadline` (epoch ms). */
+  | (EventKey & { type: "lease"; owner: string; at: number; deadline: number })
+  /** A lease ended at `at` (epoch ms): deleted there, or lapsed at its deadline (`lease-table.ts`). */
+  | (EventKey & { type: "lease_cut"; owner: string; at: number });
 
 export type AddEvent = Extract<ReplicaEvent, { type: "add" }>;
 export type RegisterEvent = Extract<ReplicaEvent, { type: "register" }>;
 export type BindEvent = Extract<ReplicaEvent, { type: "bind" }>;
+export type LeaseEvent = Extract<ReplicaEvent, { type: "lease" }>;
+export type LeaseCutEvent = Extract<ReplicaEvent, { type: "lease_cut" }>;
 export type CatalogUpsertEvent = Extract<ReplicaEvent, { type: "catalog_upsert" }>;
 
 /** A change that starts or ends a request's prefill: what a request id's timeline holds. */

@@ -7,12 +7,15 @@
 import { belowFloor } from "../catalog/catalog-state";
 import { bookingOf, type LiveRequest } from "../live-request";
 import type { WorkerEntry } from "../rank-slot";
+import { endedOnArrival } from "../lease/lease-cuts";
 import type { TrackerState } from "../tracker-state";
 import { isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent } from "./events";
 
 /** Books an add whose request id it wins, or keeps it as an orphan, or lets it die. */
 export function place(tracker: TrackerState, event: AddEvent): void {
+  // An owned add whose lease ended after its grant is freed by that end (`lease-cuts.ts`).
+  if (endedOnArrival(tracker, event)) return;
   const { records } = tracker;
   const worker = tracker.book.workers.get(event.workerId);
   // A newer registration or unregistration of its worker ended this add's incarnation for good;

@@ -14,6 +14,17 @@ import { catalogYields, mergeCatalogUpsert } from "./catalog-merge";
 import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 import { activate, place, setAside } from "./placement";
+import { applyCut } from "../lease/lease-cuts";
+
+/**
+ * A lease's end from another replica: recorded, and its bookings made under earlier grants freed at
+ * its moment. A cut this replica already made (every replica that saw the deadline pass makes the
+ * same one) changes nothing.
+ */
+function mergeLeaseCut(tracker: TrackerState, owner: string, at: number, now: number): void {
+  const freed = applyCut(tracker, owner, at, now);
+  if (freed > 0) tracker.lapsedCount += freed;
+}
 
 /**
  * Merging another replica's change into a tracker. The rule that makes replicas converge: **for
@@ -43,6 +54,12 @@ import { activate, place, setAside } from "./placement";
  * here is kept as an orphan until a change that decides it arrives or the expiry age makes it moot.
  * Times taken from a change (a prefill's end, a free) are its key's, the same at every replica.
  *
+ * An owned booking is live only while no end of its owner's lease after the grant it was made under
+ * is known: a lease's grants and ends ("cuts") merge as sets, a cut ends every booking made under an
+ * earlier grant, and a lapse is a cut that whichever replica sees the deadline pass records and
+ * ships — so a renewal that arrives after the deadline it extends has passed resurrects nothing
+ * (the rule and why it converges: `core/lease/lease-table.ts`; the frees a cut makes: `lease-cuts.ts`).
+ *
  * Decaying prefill load (requests with an expected prefill duration) converges too, because its
  * anchor is not taken from the moment this replica happened to dequeue something. Each add, free and
  * completion also enters its request id's timeline (`departure-log.ts`), and a rank's front H
@@ -64,6 +81,8 @@ export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, no
   // add is persisted as a booking, not as a timeline row).
   switch (event.type) {
     case "add":
+      // The grant an owned add was made under is one of its lease's grants (`lease-table.ts`).
+      if (event.owner !== undefined && event.grant) tracker.leases.grant(event.owner, event.grant);
       mergeAdd(tracker, event, now);
       recordUnplaced(tracker, event);
       tracker.departures?.record(event, now);
@@ -86,6 +105,12 @@ export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, no
       break;
     case "catalog_upsert":
       mergeCatalogUpsert(tracker, event);
+      break;
+    case "lease":
+      tracker.leases.grant(event.owner, { at: event.at, deadline: event.deadline });
+      break;
+    case "lease_cut":
+      mergeLeaseCut(tracker, event.owner, event.at, now);
       break;
     case "bind":
       // Session bindings keep their own newest-wins rule (`session-affinity.ts`).
