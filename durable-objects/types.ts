@@ -55,6 +55,11 @@ export interface RegisterInput {
   workerType?: WorkerType;
   /** The worker's routing advertisement, if it made one (see `core/routing/advertisement.ts`). */
   routerConfig?: RouterCard;
+  /**
+   * Which life of the worker this is (u64): a higher one than the registered one's replaces it and
+   * drops its bookings (`core/incarnation.ts`). Absent reads as 0 and stays absent in listings.
+   */
+  incarnation?: bigint;
 }
 
 /** Decode workers take `/route`'s booking; prefill workers are chosen for the prefill hop only. */
@@ -120,6 +125,8 @@ export interface WorkerInfo {
   workerType?: WorkerType;
   /** Only when given at registration. */
   routerConfig?: RouterCard;
+  /** Only when given at registration. */
+  incarnation?: bigint;
 }
 
 export interface RankLoad {

@@ -11,8 +11,9 @@ import {
   type WorkerUpsert,
 } from "./catalog/catalog-record";
 import { catalogRecordOf, catalogRecords, removeRecord, writeRecord } from "./catalog/catalog-writes";
-import { admitOwned, endLease, renewLease } from "./lease/lease-calls";
+import { retireIncarnation, supersedes } from "./incarnation";
 import type { LeaseInfo } from "./lease/lease-book";
+import { admitOwned, endLease, renewLease } from "./lease/lease-calls";
 import { fail, text } from "./messages";
 import type { AddEvent } from "./replica/events";
 import { TrackerState } from "./tracker-state";
@@ -45,23 +46,29 @@ export class Tracker extends TrackerState {
         text.blockSizeMismatch(this.model, this.tenant, this.blockSize!, blockSize),
       );
     }
-    // A catalog record stands for its worker in the slot tracker too (`slot-tracker-meeting.ts`).
-    if (this.book.workers.has(workerId) || this.catalog.entries.has(workerId)) {
+    // A catalog record stands for its worker in the slot tracker too, and changes through the
+    // catalog only, a later incarnation included (`slot-tracker-meeting.ts`).
+    const held = this.book.workers.get(workerId);
+    const replaced =
+      held && !this.catalog.entries.has(workerId) && supersedes(input, held.input) ? held : undefined;
+    if ((held && !replaced) || this.catalog.entries.has(workerId)) {
       return fail("duplicate_worker", text.duplicateWorker(workerId, this.model, this.tenant));
     }
-    if (this.book.workers.size >= this.limits.maxWorkers) {
+    if (!replaced && this.book.workers.size >= this.limits.maxWorkers) {
       return fail(
         "limit_exceeded",
         `worker limit reached: at most ${this.limits.maxWorkers} workers per tracker`,
       );
     }
-    if (this.book.rankCount + dpSize > this.limits.maxRanks) {
+    if (this.book.rankCount - (replaced?.dpSize ?? 0) + dpSize > this.limits.maxRanks) {
       return fail(
         "limit_exceeded",
         `rank limit reached: at most ${this.limits.maxRanks} data-parallel ranks per tracker (dp_size=${dpSize})`,
       );
     }
     const key = this.stamp(now);
+    // A later incarnation takes the worker's place in this one step (`incarnation.ts`).
+    if (replaced) retireIncarnation(this, replaced, now);
     this.registerWorker({ ...key, type: "register", ...input });
     if (this.replicated) {
       // This registration is newer than anything seen: older records of the worker are void.

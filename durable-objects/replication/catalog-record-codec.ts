@@ -2,8 +2,8 @@
  * A catalog record's fields in MessagePack, for the catalog upsert event (`catalog-codec.ts`) and so
  * also for the row that stores it: Dynamo's `WorkerRequest` names, absent optionals left out, rank
  * maps and label maps as `[key, value]` pairs and taints as an array, each in a fixed order (ranks
- * ascending, texts by UTF-8 bytes), so one record is always the same bytes. The id is not written:
- * it is the event's worker.
+ * ascending, texts by UTF-8 bytes), so one record is always the same bytes, and then our own
+ * `incarnation` (u64) when the record has one. The id is not written: it is the event's worker.
  */
 import type { CatalogFields, KvTransferEnforcement } from "../core/catalog/catalog-record";
 import { compareUtf8 } from "../core/order";
@@ -46,6 +46,8 @@ export function writeFields(w: MsgpackWriter, f: CatalogFields): void {
         ]),
     ...text("router_hint_worker_type", f.routerHintWorkerType),
     ...text("kv_event_source_mode", f.kvEventSourceMode),
+    // Ours, after Dynamo's: a record without one is the same bytes as before incarnations.
+    ...u64("incarnation", f.incarnation),
   ];
   w.mapHeader(6 + scalars.length);
   w.str("model_name");
@@ -170,6 +172,9 @@ export function readFields(r: MsgpackReader): CatalogFields {
       case "router_hint_source_control_endpoints":
         f.routerHintSourceControlEndpoints = readRankMap(r, key);
         return 1 << 20;
+      case "incarnation":
+        f.incarnation = r.bigU64(key);
+        return 1 << 21;
       default:
         return 0;
     }

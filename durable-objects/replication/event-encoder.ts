@@ -10,7 +10,8 @@
  *               | { "CatalogUpsert": {…} } | "CatalogRemove"
  *               | { "LeaseGrant": { owner, at, deadline } } | { "LeaseCut": { owner, at } }
  *               (the last seven are ours: `variant-encoders.ts`, `catalog-codec.ts`; a lease's
- *               times are epoch ms, uint)
+ *               times are epoch ms, uint; `RegisterWorker`'s map ends with `incarnation: u64`
+ *               when the registration gave one, which an older replica skips)
  *   router_id   u64, FNV-1a 64 of the origin's name (`routerIdOf`)
  *   lora_name   nil
  *   origin      string; clock: the HLC time `ts`, uint

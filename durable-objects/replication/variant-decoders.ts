@@ -1,7 +1,7 @@
 /**
  * Readers of the `data` variants that are this tracker's own, not Dynamo's: `RegisterWorker` (with
- * the worker's optional type and routing card), `SessionBound`, `LeaseGrant` and `LeaseCut`.
- * `UnregisterWorker` is a unit variant, read with Dynamo's in `event-decoder.ts`.
+ * the worker's optional type, routing card and incarnation), `SessionBound`, `LeaseGrant` and
+ * `LeaseCut`. `UnregisterWorker` is a unit variant, read with Dynamo's in `event-decoder.ts`.
  */
 import type { BindEvent, LeaseCutEvent, LeaseEvent, RegisterEvent } from "../core/replica/events";
 import type { RouterCard, RouterMode, WorkerType } from "../types";
@@ -10,7 +10,7 @@ import type { MsgpackReader } from "./msgpack-reader";
 
 export type RegisterData = Pick<
   RegisterEvent,
-  "blockSize" | "dpStart" | "dpSize" | "workerType" | "routerConfig"
+  "blockSize" | "dpStart" | "dpSize" | "workerType" | "routerConfig" | "incarnation"
 >;
 export type BindData = Pick<BindEvent, "sessionId" | "hop" | "expiresAt">;
 export type LeaseData = Pick<LeaseEvent, "type" | "owner" | "at" | "deadline">;
@@ -102,6 +102,10 @@ export function readRegister(r: MsgpackReader): { type: "register" } & RegisterD
       case "router_config":
         if (!r.nil()) data.routerConfig = readRouterCard(r);
         return 16;
+      case "incarnation":
+        // Absent in an event written before incarnations, and then the registration has none.
+        if (!r.nil()) data.incarnation = r.bigU64("incarnation");
+        return 32;
       default:
         return 0;
     }

@@ -1,6 +1,7 @@
 /**
  * Writers of the `data` variants that are this tracker's own, not Dynamo's, and rarer than its
- * bookings: `RegisterWorker` (with the worker's optional type and routing card), `SessionBound`,
+ * bookings: `RegisterWorker` (with the worker's optional type, routing card and, last,
+ * incarnation), `SessionBound`,
  * `LeaseGrant` and `LeaseCut` (the rest of the event: `event-encoder.ts`; their readers:
  * `variant-decoders.ts`).
  */
@@ -42,7 +43,12 @@ export function writeRegister(w: MsgpackWriter, e: RegisterEvent): void {
   w.str("data");
   w.mapHeader(1);
   w.str("RegisterWorker");
-  w.mapHeader(3 + (e.workerType === undefined ? 0 : 1) + (e.routerConfig === undefined ? 0 : 1));
+  w.mapHeader(
+    3 +
+      (e.workerType === undefined ? 0 : 1) +
+      (e.routerConfig === undefined ? 0 : 1) +
+      (e.incarnation === undefined ? 0 : 1),
+  );
   w.str("block_size");
   w.u32(e.blockSize, "blockSize");
   w.str("dp_start");
@@ -56,6 +62,11 @@ export function writeRegister(w: MsgpackWriter, e: RegisterEvent): void {
   if (e.routerConfig !== undefined) {
     w.str("router_config");
     writeRouterCard(w, e.routerConfig);
+  }
+  // Only when given: an older replica skips the key and merges the registration by its key alone.
+  if (e.incarnation !== undefined) {
+    w.str("incarnation");
+    w.bigU64(e.incarnation, "incarnation");
   }
 }
 

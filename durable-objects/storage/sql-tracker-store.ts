@@ -113,8 +113,8 @@ export class SqlTrackerStore implements TrackerStore {
   workerAdded(input: RegisterInput, key: EventKey): void {
     this.ensureSchema();
     this.exec(
-      `INSERT INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config, key_ts, key_origin)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config, incarnation, key_ts, key_origin)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       u64ToBlob(input.workerId),
       input.blockSize,
       input.dpStart,
@@ -127,8 +127,8 @@ export class SqlTrackerStore implements TrackerStore {
 
   workerReshaped(input: RegisterInput, key: EventKey): void {
     this.exec(
-      `INSERT OR REPLACE INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config, key_ts, key_origin)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO workers (worker_id, block_size, dp_start, dp_size, worker_type, router_config, incarnation, key_ts, key_origin)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       u64ToBlob(input.workerId),
       input.blockSize,
       input.dpStart,

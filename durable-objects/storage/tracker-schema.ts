@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS workers (
   worker_type TEXT,
   router_config TEXT,
   key_ts REAL NOT NULL DEFAULT 0,
-  key_origin TEXT NOT NULL DEFAULT ''
+  key_origin TEXT NOT NULL DEFAULT '',
+  incarnation BLOB
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS requests (
   request_id TEXT PRIMARY KEY,
@@ -92,6 +93,8 @@ export interface WorkerRow extends Record<string, SqlStorageValue> {
   /** The registration's replication key. */
   key_ts: number;
   key_origin: string;
+  /** The worker's incarnation as an 8-byte u64 (`u64.ts`); NULL when it gave none. */
+  incarnation: ArrayBuffer | null;
 }
 
 export interface CatalogRow extends Record<string, SqlStorageValue> {
@@ -154,6 +157,7 @@ const ADDED_WORKER_COLUMNS = {
   router_config: "TEXT",
   key_ts: "REAL NOT NULL DEFAULT 0",
   key_origin: "TEXT NOT NULL DEFAULT ''",
+  incarnation: "BLOB",
 } as const;
 const ADDED_BINDING_COLUMNS = {
   key_ts: "REAL NOT NULL DEFAULT 0",

@@ -37,14 +37,14 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
     tag: "Registry",
     summary: "Register a worker's data-parallel ranks",
     description:
-      "Adds ranks `dp_start ..< dp_start + dp_size` of `worker_id` to the (model, tenant) tracker, creating the tracker on its first worker; that worker fixes the block size.",
+      "Adds ranks `dp_start ..< dp_start + dp_size` of `worker_id` to the (model, tenant) tracker, creating the tracker on its first worker; that worker fixes the block size. A worker that restarted registers again with a higher `incarnation`: that replaces its registration in one step, its live requests dropped, and answers as a new registration does.",
     access: "admin",
     body: registerBody,
     headers: REPLICA_HEADER,
     success: ok(201, "Registered."),
     errors: {
       400: "`block_size must be greater than 0`, `dp_size must be greater than 0`, `dp range overflows u32: start={s} size={n}`; `tenant_id` and `routing_group` differ.",
-      409: "`block_size mismatch for model={m} tenant={t}: existing={a}, requested={b}`; `worker {id} already registered for model={m} tenant={t}`.",
+      409: "`block_size mismatch for model={m} tenant={t}: existing={a}, requested={b}`; `worker {id} already registered for model={m} tenant={t}` (also for an equal, lower or absent `incarnation`, and for a worker of the selection catalog).",
       429: "The tracker holds its maximum of workers or ranks.",
     },
     example: {

@@ -23,7 +23,7 @@ export const SELECTION_OPERATIONS: readonly Operation[] = [
     tag: "Selection",
     summary: "Upsert a worker's catalog record",
     description:
-      "Replaces the record whole and judges it (Dynamo's `not_schedulable_reasons`, then reconciliation with the partition). 201 also for an `incomplete` record. Worker ids are service-wide: a record naming another (model_name, routing_group) moves the worker there, out of its old partition (its bookings there end). A schedulable record (or an incomplete one with the partition's block size) is a slot-tracker worker of its ranks.",
+      "Replaces the record whole and judges it (Dynamo's `not_schedulable_reasons`, then reconciliation with the partition). 201 also for an `incomplete` record. Worker ids are service-wide: a record naming another (model_name, routing_group) moves the worker there, out of its old partition (its bookings there end). A schedulable record (or an incomplete one with the partition's block size) is a slot-tracker worker of its ranks. Bookings on the ranks the old and new ranges share stay, unless `incarnation` (ours) is higher than the record's: then none do.",
     access: "admin",
     body: workerRequestBody,
     headers: REPLICA_HEADER,

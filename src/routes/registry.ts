@@ -25,6 +25,7 @@ export const registry = new Hono<AppEnv>()
       // Only what was given, so a worker registered the Dynamo way lists exactly as in Dynamo.
       ...(body.worker_type !== undefined && { workerType: body.worker_type }),
       ...(body.router_config !== undefined && { routerConfig: cardFromWire(body.router_config) }),
+      ...(body.incarnation !== undefined && { incarnation: body.incarnation }),
     });
     unwrap(result);
     return sendOk(c, 201);
@@ -51,6 +52,8 @@ export const registry = new Hono<AppEnv>()
           dp_size: worker.dpSize,
           worker_type: worker.workerType,
           router_config: worker.routerConfig && cardToWire(worker.routerConfig),
+          // Last and only when given: a worker registered the Dynamo way lists Dynamo's bytes.
+          incarnation: worker.incarnation,
         })),
     );
     return send(c, rows, 200);

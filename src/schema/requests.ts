@@ -11,7 +11,7 @@ import {
   MAX_SESSION_ID_BYTES,
 } from "../../durable-objects/limits";
 import { namingPartition } from "./partition";
-import { optional, withDefault } from "./schema";
+import { describe, optional, withDefault } from "./schema";
 import { array, hashes, object, type Shape, tagged } from "./schema-composites";
 import { enumOf, float, string, u32, u64, uint } from "./schema-scalars";
 
@@ -43,6 +43,9 @@ export const routerCard = object({
   session_affinity_ttl_secs: optional(u32()),
 });
 
+const INCARNATION =
+  "Which life of the worker this is (u64; absent reads as 0). A higher one than the registered worker's replaces it in one step and drops its live requests; an equal, lower or absent one is the duplicate 409.";
+
 export const registerBody = trackerObject({
   worker_id: u64(),
   ...tracker,
@@ -51,6 +54,7 @@ export const registerBody = trackerObject({
   dp_size: u32(),
   worker_type: optional(enumOf(["decode", "prefill"])),
   router_config: optional(routerCard),
+  incarnation: optional(describe(u64(), INCARNATION)),
 });
 
 export const unregisterBody = trackerObject({ worker_id: u64(), ...tracker });

@@ -69,6 +69,7 @@ export const workersAnswer = array(
       dp_size: u32(),
       worker_type: optional(enumOf(["decode", "prefill"])),
       router_config: optional(routerCardAnswer),
+      incarnation: optional(describe(u64(), "Only when given at registration.")),
     }),
   ),
 );

@@ -65,6 +65,7 @@ export function arbitraryBatch(): fc.Arbitrary<ReplicaBatch> {
       dpSize: u32,
       workerType: opt(fc.constantFrom("decode" as const, "prefill" as const)),
       routerConfig: opt(card.map(defined)),
+      incarnation: opt(u64),
     }),
     fc.record({ ...k, type: fc.constant("unregister" as const), workerId: u64 }),
     fc.record({ ...k, type: fc.constantFrom("free" as const, "prefill_complete" as const), requestId: text }),

@@ -17,6 +17,8 @@ export type CatalogOp =
       dpStart: number;
       dpSize: number;
       eagle: boolean;
+      /** Higher than the record's: the upsert keeps none of the worker's bookings. */
+      incarnation?: bigint | undefined;
     }
   /** `PATCH /selection/workers/{id}` of the DP range only. */
   | { op: "patchRange"; workerId: bigint; dpStart: number; dpSize: number }
@@ -26,19 +28,23 @@ export function isCatalogOp(op: { op: string }): op is CatalogOp {
   return op.op === "upsert" || op.op === "patchRange" || op.op === "remove";
 }
 
-export function catalogOpArbs(workerId: fc.Arbitrary<bigint>) {
+/** With `incarnations`, upserts may carry one; without, the draws are those from before them. */
+export function catalogOpArbs(workerId: fc.Arbitrary<bigint>, incarnations = false) {
+  const upsert = {
+    op: fc.constant("upsert" as const),
+    workerId,
+    complete: fc.constantFrom(true, true, false),
+    blockSize: fc.constantFrom(16, 16, 32, undefined),
+    dpStart: fc.constantFrom(0, 1),
+    dpSize: fc.constantFrom(1, 2, 3),
+    eagle: fc.constantFrom(false, false, true),
+  };
   return [
     {
       weight: 2,
-      arbitrary: fc.record({
-        op: fc.constant("upsert" as const),
-        workerId,
-        complete: fc.constantFrom(true, true, false),
-        blockSize: fc.constantFrom(16, 16, 32, undefined),
-        dpStart: fc.constantFrom(0, 1),
-        dpSize: fc.constantFrom(1, 2, 3),
-        eagle: fc.constantFrom(false, false, true),
-      }),
+      arbitrary: incarnations
+        ? fc.record({ ...upsert, incarnation: fc.constantFrom(undefined, undefined, 1n, 2n) })
+        : fc.record(upsert),
     },
     {
       weight: 2,
@@ -66,6 +72,7 @@ export function runCatalogOp(t: Tracker, op: CatalogOp, now: number): Result {
           dpStart: op.dpStart,
           dpSize: op.dpSize,
           ...(op.eagle && { isEagle: true }),
+          ...(op.incarnation !== undefined && { incarnation: op.incarnation }),
         },
         now,
       );

@@ -4,6 +4,7 @@ import type { Tracker } from "../../durable-objects/core/tracker";
 import {
   EXPIRY_MS,
   expectDrained,
+  incarnationScenarioArb,
   observe,
   play,
   type Scenario,
@@ -134,6 +135,27 @@ it("changes made at one replica reach every replica as a single unreplicated tra
   );
 });
 
+/**
+ * Workers replaced by a later incarnation (`/register` and catalog upserts with incarnations) while
+ * their bookings are in flight, at the same or another replica: every replica drops the old life's
+ * bookings and keeps the new one's, so all read identically, and with every change made at one
+ * replica they read as one unreplicated tracker does.
+ */
+it("replicas converge, and match a single tracker, when workers are replaced by later incarnations", () => {
+  fc.assert(
+    fc.property(incarnationScenarioArb, fc.boolean(), (s, single) => {
+      const { sim, mirror, now } = play(s, single);
+      expectDrained(sim, now);
+      for (const offset of READ_OFFSETS) {
+        const expected = observe(single ? mirror : sim.replicas[0]!.tracker, now + offset);
+        for (const r of sim.replicas)
+          expect(observe(r.tracker, now + offset), `${r.name} at +${offset} ms`).toEqual(expected);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
 afterAll(() => {
   // The network model must actually reach the paths it claims to cover.
   expect(indexCompared).toBeGreaterThan(0);
@@ -144,6 +166,8 @@ afterAll(() => {
   expect(totals.dropped).toBeGreaterThan(0);
   // Owned bookings freed by lapses and deletes, which the no-resurrection check followed.
   expect(totals.cutFreed).toBeGreaterThan(0);
+  // Workers replaced by a later incarnation, with their bookings dropped at every replica.
+  expect(totals.replacements).toBeGreaterThan(0);
   // Catalog records, bookings of catalog workers, and floors kept across a range change or a late change.
   expect(catalog.records).toBeGreaterThan(0);
   expect(catalog.bookings).toBeGreaterThan(0);

@@ -36,7 +36,8 @@ export const QUERIES: [BigUint64Array, number][] = [
 ];
 
 export type Op =
-  | { op: "register"; workerId: bigint; blockSize: number; dpSize: number }
+  /** With an incarnation, a registered worker of a lower one is replaced (its bookings dropped). */
+  | { op: "register"; workerId: bigint; blockSize: number; dpSize: number; incarnation?: bigint | undefined }
   | { op: "unregister"; workerId: bigint }
   | {
       op: "add";
@@ -64,109 +65,140 @@ export type Step =
 
 const requestId = fc.constantFrom(...IDS);
 const workerId = fc.constantFrom(...WORKERS);
-const opArb: fc.Arbitrary<Op> = fc.oneof(
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      op: fc.constant("register" as const),
-      workerId,
-      blockSize: fc.constantFrom(16, 16, 16, 32),
-      dpSize: fc.constantFrom(1, 2),
-    }),
-  },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("unregister" as const), workerId }) },
-  {
-    weight: 5,
-    arbitrary: fc.record({
-      op: fc.constant("add" as const),
-      requestId,
-      slot: fc.nat({ max: 4 }),
-      hashes: fc.array(fc.constantFrom(1n, 2n, 3n), { maxLength: 3 }),
-      // Large prefills too, so that an anchor off by a millisecond shows in the decayed tokens.
-      newIslTokens: fc.constantFrom(0, 10, 25, 40_000),
-      // Some still decaying when the network has settled, whatever it took (longer than the expiry age).
-      duration: fc.constantFrom(undefined, undefined, 0, 400, 4_000, 15_000, 4 * EXPIRY_MS),
-      owner: fc.constantFrom(undefined, undefined, ...OWNERS),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      op: fc.constant("renew" as const),
-      owner: fc.constantFrom(...OWNERS),
-      // Lapsing between steps, across an advance, and outliving the expiry age.
-      ttlMs: fc.constantFrom(1_000, 7_000, EXPIRY_MS + 10_000),
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({ op: fc.constant("endLease" as const), owner: fc.constantFrom(...OWNERS) }),
-  },
-  { weight: 3, arbitrary: fc.record({ op: fc.constantFrom("free" as const), requestId }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constantFrom("prefillComplete" as const), requestId }) },
-  ...catalogOpArbs(workerId),
-);
+const registration = {
+  op: fc.constant("register" as const),
+  workerId,
+  blockSize: fc.constantFrom(16, 16, 16, 32),
+  dpSize: fc.constantFrom(1, 2),
+};
+
+/**
+ * The operations, with or without incarnations on registrations and catalog upserts. Without, the
+ * draws are those from before incarnations existed (a field more changes every later draw), so the
+ * scenarios the other properties were shrunk and tuned on stay the same.
+ */
+const opArbOf = (incarnations: boolean): fc.Arbitrary<Op> =>
+  fc.oneof(
+    {
+      weight: 2,
+      arbitrary: incarnations
+        ? fc.record({ ...registration, incarnation: fc.constantFrom(undefined, undefined, 1n, 2n, 3n) })
+        : fc.record(registration),
+    },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("unregister" as const), workerId }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        op: fc.constant("add" as const),
+        requestId,
+        slot: fc.nat({ max: 4 }),
+        hashes: fc.array(fc.constantFrom(1n, 2n, 3n), { maxLength: 3 }),
+        // Large prefills too, so that an anchor off by a millisecond shows in the decayed tokens.
+        newIslTokens: fc.constantFrom(0, 10, 25, 40_000),
+        // Some still decaying when the network has settled, whatever it took (longer than the expiry age).
+        duration: fc.constantFrom(undefined, undefined, 0, 400, 4_000, 15_000, 4 * EXPIRY_MS),
+        owner: fc.constantFrom(undefined, undefined, ...OWNERS),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant("renew" as const),
+        owner: fc.constantFrom(...OWNERS),
+        // Lapsing between steps, across an advance, and outliving the expiry age.
+        ttlMs: fc.constantFrom(1_000, 7_000, EXPIRY_MS + 10_000),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ op: fc.constant("endLease" as const), owner: fc.constantFrom(...OWNERS) }),
+    },
+    { weight: 3, arbitrary: fc.record({ op: fc.constantFrom("free" as const), requestId }) },
+    { weight: 2, arbitrary: fc.record({ op: fc.constantFrom("prefillComplete" as const), requestId }) },
+    ...catalogOpArbs(workerId, incarnations),
+  );
 
 const index = fc.nat({ max: 7 });
-const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 12, arbitrary: fc.record({ kind: fc.constant("op" as const), at: index, op: opArb }) },
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      kind: fc.constant("advance" as const),
-      ms: fc.constantFrom(0, 1, 7, 10, 120, 700, EXPIRY_MS - 1, EXPIRY_MS + 1, 3 * EXPIRY_MS),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      kind: fc.constant("send" as const),
-      from: index,
-      to: index,
-      fate: fc.constantFrom<SendFate>("deliver", "deliver", "drop", "duplicate"),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      kind: fc.constant("flush" as const),
-      fate: fc.constantFrom<SendFate>("deliver", "deliver", "drop", "duplicate"),
-    }),
-  },
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      kind: fc.constant("deliver" as const),
-      pick: index,
-      fate: fc.constantFrom<ReplyFate>("ok", "ok", "ok", "replyLost", "overloaded"),
-    }),
-  },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("timeout" as const), pick: index }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("partition" as const), side: fc.nat({ max: 15 }) }) },
-);
+const stepArbOf = (incarnations: boolean): fc.Arbitrary<Step> =>
+  fc.oneof(
+    {
+      weight: 12,
+      arbitrary: fc.record({ kind: fc.constant("op" as const), at: index, op: opArbOf(incarnations) }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant("advance" as const),
+        ms: fc.constantFrom(0, 1, 7, 10, 120, 700, EXPIRY_MS - 1, EXPIRY_MS + 1, 3 * EXPIRY_MS),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant("send" as const),
+        from: index,
+        to: index,
+        fate: fc.constantFrom<SendFate>("deliver", "deliver", "drop", "duplicate"),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant("flush" as const),
+        fate: fc.constantFrom<SendFate>("deliver", "deliver", "drop", "duplicate"),
+      }),
+    },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        kind: fc.constant("deliver" as const),
+        pick: index,
+        fate: fc.constantFrom<ReplyFate>("ok", "ok", "ok", "replyLost", "overloaded"),
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant("timeout" as const), pick: index }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant("partition" as const), side: fc.nat({ max: 15 }) }),
+    },
+  );
 
-export const scenarioArb = fc.record({
-  n: fc.integer({ min: 2, max: 4 }),
-  skews: fc.array(fc.nat({ max: 50 }), { minLength: 4, maxLength: 4 }),
-  maxBatch: fc.constantFrom(3, 256),
-  /** Stream batches in flight per peer: one, or a window of several (as the object sends). */
-  maxInFlight: fc.constantFrom(1, 4),
-  maxBacklog: fc.constantFrom(6, 20, 100_000),
-  seed: fc.nat(),
-  /** Whether adds may carry an expected prefill duration (decaying prefill load). */
-  decay: fc.boolean(),
-  steps: fc.array(stepArb, { minLength: 20, maxLength: 100, size: "max" }),
-});
+const scenarioArbOf = (incarnations: boolean) =>
+  fc.record({
+    n: fc.integer({ min: 2, max: 4 }),
+    skews: fc.array(fc.nat({ max: 50 }), { minLength: 4, maxLength: 4 }),
+    maxBatch: fc.constantFrom(3, 256),
+    /** Stream batches in flight per peer: one, or a window of several (as the object sends). */
+    maxInFlight: fc.constantFrom(1, 4),
+    maxBacklog: fc.constantFrom(6, 20, 100_000),
+    seed: fc.nat(),
+    /** Whether adds may carry an expected prefill duration (decaying prefill load). */
+    decay: fc.boolean(),
+    steps: fc.array(stepArbOf(incarnations), { minLength: 20, maxLength: 100, size: "max" }),
+  });
+export const scenarioArb = scenarioArbOf(false);
+/** Scenarios whose registrations and catalog upserts may carry incarnations, replacing workers. */
+export const incarnationScenarioArb = scenarioArbOf(true);
 export type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
 /** Runs a local operation; an add aims at the tracker's `slot`-th rank when it has one. */
 export function runOp(t: Tracker, op: Op, now: number, decay = true): Result {
   switch (op.op) {
-    case "register":
-      return t.register(
-        { workerId: op.workerId, blockSize: op.blockSize, dpStart: 0, dpSize: op.dpSize },
+    case "register": {
+      const replaces = t.book.workers.has(op.workerId);
+      const result = t.register(
+        {
+          workerId: op.workerId,
+          blockSize: op.blockSize,
+          dpStart: 0,
+          dpSize: op.dpSize,
+          ...(op.incarnation !== undefined && { incarnation: op.incarnation }),
+        },
         now,
       );
+      if (replaces && result.ok) totals.replacements++;
+      return result;
+    }
     case "unregister":
       return t.unregister(op.workerId, now);
     case "add": {
@@ -240,6 +272,8 @@ export const totals = {
   applied: 0,
   /** Owned bookings freed by a lease's end somewhere (the no-resurrection check's subjects). */
   cutFreed: 0,
+  /** Registrations that replaced a worker of a lower incarnation (at any replica, mirror included). */
+  replacements: 0,
 };
 
 /**

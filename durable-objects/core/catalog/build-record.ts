@@ -60,6 +60,7 @@ export function buildRecord(input: WorkerUpsert, context: BuildContext): Built {
       routerHintWorkerType: input.routerHintWorkerType,
       routerHintSourceControlEndpoints: input.routerHintSourceControlEndpoints ?? NO_RANK_MAP,
       kvEventSourceMode: input.kvEventSourceMode,
+      incarnation: input.incarnation,
     },
     context,
   );
@@ -95,6 +96,8 @@ export function patchRecord(previous: CatalogRecord, patch: WorkerPatch, context
       routerHintSourceControlEndpoints:
         patch.routerHintSourceControlEndpoints ?? previous.routerHintSourceControlEndpoints,
       kvEventSourceMode: patch.kvEventSourceMode ?? previous.kvEventSourceMode,
+      // Not patchable: a new life of the worker is a new record, posted whole.
+      incarnation: previous.incarnation,
     },
     context,
   );

@@ -67,6 +67,11 @@ export interface CatalogFields {
   readonly routerHintSourceControlEndpoints: ReadonlyMap<number, string>;
   /** How the worker publishes KV events (e.g. `state_agent_v2`). */
   readonly kvEventSourceMode?: string;
+  /**
+   * Ours, not Dynamo's: which life of the worker this is (u64, absent reads as 0). A POST with a
+   * higher one than the record's keeps none of its bookings (`catalog-writes.ts`); a PATCH keeps it.
+   */
+  readonly incarnation?: bigint;
 }
 
 export interface CatalogRecord extends CatalogFields {
@@ -96,7 +101,7 @@ export type WorkerUpsert = Omit<
  * `PATCH /workers/{id}`: a field that is present replaces the record's, a collection whole; absent
  * (JSON `null` included) keeps it, so a patch cannot clear a field. The partition is not patchable.
  */
-export type WorkerPatch = Partial<Omit<CatalogFields, "workerId" | "model" | "tenant">>;
+export type WorkerPatch = Partial<Omit<CatalogFields, "workerId" | "model" | "tenant" | "incarnation">>;
 
 /** What the first reconciled worker fixed for its partition; every later worker must match it. */
 export interface PartitionFix {

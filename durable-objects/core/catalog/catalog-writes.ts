@@ -5,6 +5,7 @@
  * Worker moves a worker between partitions by a removal in one tracker and an upsert in the other.
  */
 import type { Failure, Result } from "../../types";
+import { supersedes } from "../incarnation";
 import { fail } from "../messages";
 import { catalogYields, floorsBefore, mergeCatalogUpsert } from "../replica/catalog-merge";
 import type { CatalogUpsertEvent } from "../replica/events";
@@ -85,8 +86,10 @@ export function writeRecord(
     );
   }
   const transition = transitionOf(previous, next, fixBefore, fixAfter);
-  // A worker that stops being schedulable is drained: it keeps no bookings (reference selection §7).
-  const keeps = transition.drains ? undefined : transition.ranks.kept;
+  // A worker that stops being schedulable is drained: it keeps no bookings (reference selection §7);
+  // nor does a later life of it (`incarnation.ts`), whose ranks held the last life's requests.
+  const reborn = previous !== undefined && supersedes(fields, previous);
+  const keeps = transition.drains || reborn ? undefined : transition.ranks.kept;
   const event: CatalogUpsertEvent = {
     ts: key.ts,
     origin: key.origin,

@@ -16,9 +16,15 @@
  * Where the two meet on one worker id in one tracker, one definition stands (`catalog-writes.ts`,
  * `Tracker.register` and `unregister`):
  * - a catalog write over a `/register`ed worker replaces the registration: the worker keeps its book
- *   entry, and its live bookings on the ranks both shapes share, as every range change does;
+ *   entry, and its live bookings on the ranks both shapes share, as every range change does, unless
+ *   it carries a higher `incarnation` than the registration's (listed as its record's), when it
+ *   keeps none, as a higher one over a record does;
  * - `/register` of an id the catalog holds is the duplicate 409, whether or not the record is in
- *   the registry (change it through the catalog); `/unregister` of a catalog worker in the registry
+ *   the registry (change it through the catalog), and also with a higher `incarnation`: the catalog
+ *   owns that worker, so its next life is a catalog upsert with the higher incarnation, which drops
+ *   its bookings in the same way; a `/register` that replaced the record would instead have to
+ *   settle the record's partition fix and floors in a change the catalog did not make;
+ *   `/unregister` of a catalog worker in the registry
  *   removes the record as well (one `catalog_remove`), of one outside it answers 404 as for any
  *   worker the slot tracker does not list;
  * - ids are per tracker in the slot-tracker API and service-wide in the selection API, so a catalog
@@ -51,7 +57,7 @@ export const REGISTERED_IS_EAGLE = false;
  * endpoint, so it never reaches reconciliation: it is `incomplete`, whatever the partition's fix.
  */
 export function recordOfRegistration(
-  worker: Pick<WorkerInfo, "workerId" | "blockSize" | "dpStart" | "dpSize">,
+  worker: Pick<WorkerInfo, "workerId" | "blockSize" | "dpStart" | "dpSize" | "incarnation">,
   model: string,
   tenant: string,
   config: CatalogConfig = CATALOG_CONFIG,
@@ -67,6 +73,8 @@ export function recordOfRegistration(
     taints: [],
     topologyDomains: NO_DOMAINS,
     routerHintSourceControlEndpoints: NO_RANK_MAP,
+    // Its incarnation is the one a catalog write over it must pass to start the worker's next life.
+    ...(worker.incarnation !== undefined && { incarnation: worker.incarnation }),
   };
   return { ...fields, lifecycle: "incomplete", notSchedulableReasons: notSchedulableReasons(fields, config) };
 }
@@ -95,7 +103,7 @@ export function slotTrackerEntry(
  */
 export function catalogView(
   records: ReadonlyMap<bigint, CatalogRecord>,
-  registered: Iterable<Pick<WorkerInfo, "workerId" | "blockSize" | "dpStart" | "dpSize">>,
+  registered: Iterable<Pick<WorkerInfo, "workerId" | "blockSize" | "dpStart" | "dpSize" | "incarnation">>,
   model: string,
   tenant: string,
   config: CatalogConfig = CATALOG_CONFIG,

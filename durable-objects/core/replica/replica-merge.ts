@@ -39,7 +39,15 @@ function mergeLeaseCut(tracker: TrackerState, owner: string, at: number, now: nu
  * - a request is live iff its newest change is an add (a free or nothing after it), the add is newer
  *   than its worker's current registration, its rank is in that registration's range, and its
  *   deadline (carried in the add: every replica expires it at the same moment) has not passed;
- * - its prefill is done iff a completion newer than the add exists.
+ * - its prefill is done iff a completion newer than the add exists;
+ * - a registration of a worker id already registered here (a later incarnation replacing it,
+ *   `incarnation.ts`, or one id registered at two replicas at once) merges as any other: the newest
+ *   key wins, incarnation or not (the origin alone judged that), and the bookings held under the
+ *   registration it replaces are set aside and placed again under it by the rule above. Those
+ *   older than the new registration die: they belong to the life it ended, which its origin dropped
+ *   them with, so a peer drops exactly what the origin did, and a copy of one arriving later dies
+ *   too. Those newer than it, made at a replica that had not seen it yet, stay on the ranks its
+ *   range still has, as they will at the origin when they arrive there.
  * The newest add or free (`freed`) and the newest completion (`marks`) of each request id are
  * remembered for the expiry age, also once the add has left or its prefill is done: the record, not
  * the live book, decides what an older change arriving later does. An add for a worker unknown

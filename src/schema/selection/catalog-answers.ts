@@ -43,6 +43,7 @@ export const catalogRecordAnswer = object({
   not_schedulable_reasons: optional(
     describe(array(anyText), "Why the worker is `incomplete`, in Dynamo's order; left out when none."),
   ),
+  incarnation: optional(describe(u64(), "Ours: the record's incarnation; left out when none.")),
 });
 
 export const catalogListAnswer = array(catalogRecordAnswer);

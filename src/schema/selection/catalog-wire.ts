@@ -42,6 +42,8 @@ export type WireCatalogRecord = {
   readonly router_hint_source_control_endpoints?: WireMap;
   readonly kv_event_source_mode?: string;
   readonly not_schedulable_reasons?: readonly string[];
+  /** Ours: last, and only when the record has one, so Dynamo's clients read Dynamo's bytes. */
+  readonly incarnation?: bigint;
 };
 
 function rankMap(map: ReadonlyMap<number, string>): WireMap {
@@ -88,6 +90,7 @@ export function catalogRecordToWire(record: CatalogRecord): WireCatalogRecord {
   }
   if (record.kvEventSourceMode !== undefined) wire.kv_event_source_mode = record.kvEventSourceMode;
   if (record.notSchedulableReasons.length > 0) wire.not_schedulable_reasons = record.notSchedulableReasons;
+  if (record.incarnation !== undefined) wire.incarnation = record.incarnation;
   return wire;
 }
 

@@ -73,6 +73,8 @@ const hintType = optional(
   describe(text, "Backend role for router hints; present: the worker consumes them."),
 );
 const sourceMode = optional(describe(text, "How the worker publishes KV events."));
+const INCARNATION =
+  "Ours, not Dynamo's: which life of the worker this is (u64; absent reads as 0). A higher one than the record's keeps none of the worker's bookings; an equal, lower or absent one keeps those on the ranks the old and new ranges share.";
 
 /** Shared defaults, frozen: every body that leaves a collection out gets the same empty one. */
 const EMPTY_MAP: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
@@ -93,6 +95,7 @@ export const workerRequestBody = axumJsonBody(
     router_hint_worker_type: hintType,
     router_hint_source_control_endpoints: serdeDefault(rankMap(HINT_ENDPOINTS), EMPTY_MAP),
     kv_event_source_mode: sourceMode,
+    incarnation: optional(describe(serdeU64(), INCARNATION)),
   }),
 );
 
@@ -150,6 +153,7 @@ export function workerUpsertOf(body: Infer<typeof workerRequestBody>): WorkerUps
     taints: body.taints,
     topologyDomains: domainsOf(body.topology_domains),
     routerHintSourceControlEndpoints: rankMapOf(body.router_hint_source_control_endpoints),
+    incarnation: body.incarnation,
   };
 }
 
