@@ -39,6 +39,7 @@ export function applyBatch(
           newIslTokens: op.newIslTokens,
           expectedOutputTokens: op.expectedOutputTokens,
           expectedPrefillDurationMs: op.expectedPrefillDurationMs,
+          ...(op.owner !== undefined && { owner: op.owner }),
         },
         now,
       );

@@ -1,5 +1,5 @@
 import type { TrackerLimits } from "./core/tracker";
-import { DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
+import { DEFAULT_OWNED_REQUEST_MAX_AGE_SECONDS, DEFAULT_REQUEST_EXPIRY_SECONDS } from "./limits";
 
 /** Resource caps a deployment may lower or raise through wrangler vars (unset: `limits.ts`). */
 export interface LimitsEnv {
@@ -9,6 +9,10 @@ export interface LimitsEnv {
   MAX_LIVE_BLOCKS?: string;
   /** (block, rank) entries of a tracker's cache index (default 200,000). */
   MAX_CACHE_INDEX_ENTRIES?: string;
+  /** Live leases per tracker (default 1,024). */
+  MAX_LEASES?: string;
+  /** Live bookings one lease owner may hold (default 50,000). */
+  MAX_BOOKINGS_PER_OWNER?: string;
 }
 
 /**
@@ -23,6 +27,10 @@ export function trackerLimitsOf(env: LimitsEnv): Partial<TrackerLimits> {
   if (maxLiveBlocks !== undefined) limits.maxLiveBlocks = maxLiveBlocks;
   const maxCacheEntries = positiveInteger(env.MAX_CACHE_INDEX_ENTRIES);
   if (maxCacheEntries !== undefined) limits.maxCacheEntries = maxCacheEntries;
+  const maxLeases = positiveInteger(env.MAX_LEASES);
+  if (maxLeases !== undefined) limits.maxLeases = maxLeases;
+  const maxBookingsPerOwner = positiveInteger(env.MAX_BOOKINGS_PER_OWNER);
+  if (maxBookingsPerOwner !== undefined) limits.maxBookingsPerOwner = maxBookingsPerOwner;
   return limits;
 }
 
@@ -42,4 +50,13 @@ export function positiveOr(raw: string | undefined, fallback: number): number {
 export function expirySecondsOf(env: { REQUEST_EXPIRY_SECONDS?: string }): number {
   const seconds = Number(env.REQUEST_EXPIRY_SECONDS);
   return Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_REQUEST_EXPIRY_SECONDS;
+}
+
+/**
+ * `OWNED_REQUEST_MAX_AGE_SECONDS`, the age guard of owned bookings (SPEC §8); read as
+ * `REQUEST_EXPIRY_SECONDS` is, so an invalid or zero value falls back to the default.
+ */
+export function ownedMaxAgeSecondsOf(env: { OWNED_REQUEST_MAX_AGE_SECONDS?: string }): number {
+  const seconds = Number(env.OWNED_REQUEST_MAX_AGE_SECONDS);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_OWNED_REQUEST_MAX_AGE_SECONDS;
 }

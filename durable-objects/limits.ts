@@ -66,6 +66,8 @@ export const MAX_CACHE_INDEX_ENTRIES = 200_000;
 export const MAX_LEASES = 1_024;
 /** Live bookings one owner may hold before an owned booking answers 429 (`MAX_BOOKINGS_PER_OWNER`). */
 export const MAX_BOOKINGS_PER_OWNER = 50_000;
+/** A lease owner's id, UTF-8 bytes (SPEC §8). */
+export const MAX_OWNER_BYTES = 256;
 /** A lease's `ttl_ms` bounds (SPEC §8). */
 export const MIN_LEASE_TTL_MS = 1_000;
 export const MAX_LEASE_TTL_MS = 600_000;

@@ -4,6 +4,7 @@
  */
 import type { RouterEvent } from "./core/cache-index/cache-index";
 import type { CatalogRecord, WorkerPatch, WorkerUpsert } from "./core/catalog/catalog-record";
+import type { LeaseInfo } from "./core/lease/lease-book";
 import type { PeerStatus, TrackerMetrics } from "./metrics/metrics-types";
 import type {
   OverlapScores,
@@ -44,6 +45,13 @@ export interface TrackerRpc {
   batch(ops: BatchOp[]): Promise<Result<{ results: BatchOpResult[] }>>;
   listLoads(): Promise<RankLoad[]>;
   potentialLoads(hashes: BigUint64Array, newIslTokens: number): Promise<Result<{ loads: PotentialLoad[] }>>;
+  // Frontend leases (SPEC §8); a tracker without workers holds them too (a lease may come first).
+  /** `POST /leases`: creates or renews; `ttlMs` in `MIN_LEASE_TTL_MS..MAX_LEASE_TTL_MS`. */
+  renewLease(owner: string, ttlMs: number): Promise<Result<{ owner: string; expiresAtMs: number }>>;
+  /** `DELETE /leases/{owner}`: ends the lease at once, freeing its bookings; `lease_not_found` if not live. */
+  endLease(owner: string): Promise<Result<{ freed: number }>>;
+  /** `GET /leases`: live leases with their booking counts, by owner. */
+  listLeases(): Promise<LeaseInfo[]>;
   /** Replication state towards each peer replica (empty with one replica). */
   replicaStatus(): Promise<PeerStatus[]>;
   route(input: RouteInput): Promise<Result<RouteOutcome>>;

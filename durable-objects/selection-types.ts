@@ -64,6 +64,8 @@ export interface SelectInput extends SelectionConstraints {
   prompt: SelectionPrompt;
   /** Stored with the booking (u32). */
   expectedOutputTokens?: number;
+  /** Booking only: the frontend whose lease owns the booking (SPEC §8, `AddInput.owner`). */
+  owner?: string;
 }
 
 /** The normalized booking facts a booking answers with (Dynamo PR #12335). */
@@ -106,6 +108,8 @@ export interface WorkerLoad {
 export interface ReservationInput {
   selectionId: string;
   explicit?: ExplicitReservation;
+  /** The frontend whose lease owns the booking (SPEC §8, `AddInput.owner`), either form. */
+  owner?: string;
 }
 
 export interface ExplicitReservation {

@@ -3,13 +3,20 @@ import { applyBatch } from "./batch";
 import type { RouterEvent } from "./core/cache-index/cache-index";
 import { seededRng, systemRng } from "./core/routing/rng";
 import { type RoutingState, routeRequest, routingStatsOf } from "./core/routing/route-request";
+import type { LeaseInfo } from "./core/lease/lease-book";
 import type { TrackerStore } from "./core/store";
 import { Tracker } from "./core/tracker";
 import type { CatalogRecord, WorkerPatch, WorkerUpsert } from "./core/catalog/catalog-record";
 import { CatalogLink } from "./directory/catalog-link";
 import { DirectoryLink } from "./directory/directory-link";
 import type { DirectoryObject } from "./directory/directory-object";
-import { expirySecondsOf, type LimitsEnv, positiveOr, trackerLimitsOf } from "./env-limits";
+import {
+  expirySecondsOf,
+  type LimitsEnv,
+  ownedMaxAgeSecondsOf,
+  positiveOr,
+  trackerLimitsOf,
+} from "./env-limits";
 import { OpCounters } from "./metrics/metrics-counters";
 import { metricsReport } from "./metrics/metrics-report";
 import type { PeerStatus, TrackerMetrics, TrackerOp } from "./metrics/metrics-types";
@@ -50,6 +57,8 @@ import type {
 
 export interface TrackerEnv extends LimitsEnv, RouterEnv {
   REQUEST_EXPIRY_SECONDS?: string;
+  /** Age guard of owned bookings while their lease lives, seconds (default 3,600; SPEC §8). */
+  OWNED_REQUEST_MAX_AGE_SECONDS?: string;
   /** Comma-separated replica names; the others are this object's peers. */
   REPLICAS?: string;
   /** Seconds a `/selection/select` with a `selection_id` stays pending (default 120). */
@@ -121,6 +130,7 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
       model: this.key.model,
       tenant: this.key.tenant,
       expiryMs: expirySecondsOf(env) * 1000,
+      ownedMaxAgeMs: ownedMaxAgeSecondsOf(env) * 1000,
       store,
       origin: this.key.replica,
       replicated: replicated !== null,
@@ -184,8 +194,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   /** The last worker left the book: the tracker's state goes, and the directory is told. */
   private async lastWorkerLeft(): Promise<void> {
-    // A catalog with incomplete records outlives the slot tracker: its rows stay.
-    if (!this.sync && this.tracker.catalog.size === 0) {
+    // A catalog with incomplete records outlives the slot tracker, and so do leases (a frontend's
+    // lease may precede every worker, and its cuts must outlive its bookings): their rows stay.
+    if (!this.sync && this.tracker.catalog.size === 0 && this.tracker.leases.size === 0) {
       // The last worker left: the tracker and everything it stored are gone, alarm included.
       await this.ctx.storage.deleteAll();
       await this.ctx.storage.deleteAlarm();
@@ -232,6 +243,23 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   async add(input: AddInput): Promise<Result> {
     return this.finish(this.tracker.add(input, Date.now()), "add");
+  }
+
+  /** `POST /leases`: creates or renews `owner`'s lease; `ttlMs` is range-checked by the Worker. */
+  async renewLease(owner: string, ttlMs: number): Promise<Result<{ owner: string; expiresAtMs: number }>> {
+    return this.finish(this.tracker.renewLease(owner, ttlMs, Date.now()), "lease");
+  }
+
+  /** `DELETE /leases/{owner}`: ends the lease; its bookings are freed before the answer. */
+  async endLease(owner: string): Promise<Result<{ freed: number }>> {
+    return this.finish(
+      this.grouped(() => this.tracker.endLease(owner, Date.now())),
+      "lease_end",
+    );
+  }
+
+  async listLeases(): Promise<LeaseInfo[]> {
+    return this.finish(this.tracker.listLeases(Date.now()));
   }
 
   async prefillComplete(requestId: string): Promise<Result> {

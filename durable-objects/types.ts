@@ -176,6 +176,8 @@ export interface RouteInput {
   routerTemperature?: number;
   /** Seeds this call's random draws; the Worker passes it only when `ALLOW_TEST_SEED` is "1". */
   seed?: number;
+  /** The frontend whose lease owns the booking (both hops'), as `AddInput.owner`. */
+  owner?: string;
 }
 
 /** Dynamo's KV cost of the chosen rank (reference §7), whatever the mode that chose it. */

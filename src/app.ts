@@ -11,6 +11,7 @@ import { batch } from "./routes/batch";
 import { dashboard } from "./routes/dashboard";
 import { docs } from "./routes/docs";
 import { health } from "./routes/health";
+import { leases } from "./routes/leases";
 import { lifecycle } from "./routes/lifecycle";
 import { loads } from "./routes/loads";
 import { metrics } from "./routes/metrics";
@@ -32,6 +33,7 @@ const routes = app
   .route("/", batch)
   .route("/", loads)
   .route("/", route)
+  .route("/", leases)
   .route("/", replication)
   .route("/", health)
   .route("/selection", selection);

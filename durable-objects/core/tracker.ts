@@ -1,5 +1,5 @@
 import { MAX_HASHES_PER_CALL } from "../limits";
-import type { AddInput, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
+import type { AddInput, Failure, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
 import { buildRecord, patchRecord } from "./catalog/build-record";
 import { judgeCatalog, reconcilePartition } from "./catalog/catalog-book";
 import { catalogText } from "./catalog/catalog-messages";
@@ -229,6 +229,15 @@ export class Tracker extends TrackerState {
   endLease(owner: string, now: number): Result<{ freed: number }> {
     this.expire(now);
     return endLease(this, owner, now);
+  }
+
+  /**
+   * Why `owner` may not book now (no live lease, or its booking cap reached), or undefined: for
+   * callers that must refuse an owned booking before they change anything else (`/route`'s turn).
+   */
+  ownerRefusal(owner: string, now: number): Failure | undefined {
+    const admitted = admitOwned(this, this.limits, owner, now);
+    return admitted.ok ? undefined : admitted;
   }
 
   /** `GET /leases`: live leases with their booking counts, by owner. */

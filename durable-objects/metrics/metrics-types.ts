@@ -18,7 +18,9 @@ export type TrackerOp =
   | "peers"
   | "select"
   | "select_and_reserve"
-  | "reservations";
+  | "reservations"
+  | "lease"
+  | "lease_end";
 
 /** Calls of one operation with one outcome; the Worker maps the outcome to its HTTP status. */
 export interface OpCount {

@@ -20,6 +20,8 @@ import type {
   WorkerPatchRequest,
   WorkerRequest,
 } from "./selection-types";
+import type { LeaseGrantAnswer, LeaseTerms } from "./leases";
+import { ownerParam } from "./leases";
 import { type ClientOptions, slotTrackerClient } from "./slot-tracker";
 
 type Ok = ClientResponse<{ status: "ok" }>;
@@ -74,6 +76,16 @@ export function selectionClient(baseUrl: string, options: ClientOptions = {}) {
       done(callExact(api.reservations[":reservation_id"].output_block.$post, reservation(id), body)),
     /** `DELETE /reservations/{id}`: ends the booking, as `/free` does. */
     freeReservation: (id: string) => done(api.reservations[":reservation_id"].$delete(reservation(id))),
+
+    // Frontend leases (SPEC §8; not Dynamo's): bookings with `owner` live while its lease does.
+    /** `POST /leases`: creates or renews; the answer says until when the lease lives. */
+    renewLease: async (body: PartitionQuery & LeaseTerms): Promise<LeaseGrantAnswer> =>
+      readOk(await api.leases.$post({ json: body })) as Promise<LeaseGrantAnswer>,
+    /** `DELETE /leases/{owner}`: ends it, freeing its bookings; 404 when no lease of `owner` is live. */
+    endLease: async (owner: string, query: PartitionQuery = {}) =>
+      readOk(await api.leases[":owner"].$delete({ ...ownerParam(owner), query })),
+    /** `GET /leases`: the partition's live leases with their booking counts, sorted by owner. */
+    listLeases: async (query: PartitionQuery = {}) => readOk(await api.leases.$get({ query })),
 
     // Load views and the cache index.
     loads: async (query: PartitionQuery = {}) => readOk(await api.loads.$get({ query })),

@@ -26,6 +26,11 @@ const SEED = {
   "x-slot-tracker-seed":
     'Seeds the draws (tie-breaks, softmax); accepted only where `ALLOW_TEST_SEED` is "1".',
 };
+/** A booking with an `owner` (SPEC §8; not Dynamo's). */
+const OWNED = {
+  404: '`no live lease for model={m} routing_group={g} owner "{owner}"` (an `owner` without a live lease; nothing changes).',
+  429: "an `owner` holds its maximum of live bookings (`MAX_BOOKINGS_PER_OWNER`).",
+};
 const MISSING = { 404: "`reservation {id} not found` (not live in the serving replica)." };
 
 export const SELECTION_BOOKING_OPERATIONS: readonly Operation[] = [
@@ -55,9 +60,10 @@ export const SELECTION_BOOKING_OPERATIONS: readonly Operation[] = [
     success: { status: 200, description: "The choice and its booking facts.", schema: selectAnswer },
     errors: {
       ...PROMPT_ERRORS,
+      404: OWNED[404],
       409: "`selection {id} is already reserved or being reserved`.",
       413: "The prompt has more than 65,536 blocks.",
-      429: "The tracker holds its maximum of live requests or blocks.",
+      429: `The tracker holds its maximum of live requests or blocks; ${OWNED[429]}`,
     },
   },
   {
@@ -73,8 +79,9 @@ export const SELECTION_BOOKING_OPERATIONS: readonly Operation[] = [
     success: { status: 201, description: "Booked.", schema: reservationAnswer },
     errors: {
       400: `${PROMPT_ERRORS[400]} \`effective_prefill_tokens (E) must not exceed isl_tokens (I)\`.`,
-      404: "`no pending selection {id} for {key} (expired, already used, or never selected)`; `schedulable worker {w} (dp_rank {r}) not found for {key}`; `schedulable worker {w} not found for {key}`.",
+      404: `\`no pending selection {id} for {key} (expired, already used, or never selected)\`; \`schedulable worker {w} (dp_rank {r}) not found for {key}\`; \`schedulable worker {w} not found for {key}\`; ${OWNED[404]}`,
       409: "`selection {id} is already reserved or being reserved`.",
+      429: OWNED[429],
       503: PROMPT_ERRORS[503],
     },
   },

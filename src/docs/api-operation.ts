@@ -22,7 +22,7 @@ export interface Operation {
   method: "get" | "post" | "patch" | "delete";
   /** Hono's form: a `:name` segment is a path parameter. */
   path: string;
-  tag: "Registry" | "Requests" | "Loads" | "Routing" | "Replication" | "Operations" | "Selection";
+  tag: "Registry" | "Requests" | "Leases" | "Loads" | "Routing" | "Replication" | "Operations" | "Selection";
   summary: string;
   description: string;
   access: Access;

@@ -25,9 +25,14 @@ import {
   workersAnswer,
 } from "../schema/responses";
 import { SELECTION_BOOKING_OPERATIONS } from "./api-booking-operations";
+import { LEASE_OPERATIONS } from "./api-lease-operations";
 import { type Operation, ok, REPLICA_HEADER } from "./api-operation";
 import { SELECTION_OPERATIONS } from "./api-selection-operations";
 import { SERVICE_OPERATIONS } from "./api-service-operations";
+
+const NO_LEASE =
+  '`no live lease for model={m} tenant={t} owner "{owner}"` (an `owner` without a live lease; nothing is booked)';
+const OWNER_CAP = "an `owner` holds its maximum of live bookings (`MAX_BOOKINGS_PER_OWNER`)";
 
 /** The tracker routes: Dynamo's, then `/batch`, `/route` and replication status. */
 const TRACKER_OPERATIONS: readonly Operation[] = [
@@ -96,10 +101,10 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
     headers: REPLICA_HEADER,
     success: ok(201, "Booked."),
     errors: {
-      404: "`no slot tracker for model={m} tenant={t}`; `Worker WorkerWithDpRank { worker_id: {id}, dp_rank: {r} } not found`.",
+      404: `\`no slot tracker for model={m} tenant={t}\`; \`Worker WorkerWithDpRank { worker_id: {id}, dp_rank: {r} } not found\`; ${NO_LEASE}.`,
       409: "`Request {request_id} already exists (assigned to worker WorkerWithDpRank { worker_id: {id}, dp_rank: {r} })`.",
       413: `More than ${MAX_HASHES_PER_CALL} hashes, or the tracker's block budget is exhausted.`,
-      429: "The tracker holds its maximum of live requests.",
+      429: `The tracker holds its maximum of live requests; ${OWNER_CAP}.`,
     },
     example: {
       model_name: "llama-3-70b",
@@ -224,10 +229,10 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
     },
     success: { status: 201, description: "Chosen and booked.", schema: routeAnswer },
     errors: {
-      404: "`no slot tracker for model={m} tenant={t}`.",
+      404: `\`no slot tracker for model={m} tenant={t}\`; ${NO_LEASE}.`,
       409: "`Request {request_id} already exists (…)`.",
       413: `More than ${MAX_HASHES_PER_CALL} hashes, or the tracker's block budget is exhausted.`,
-      429: "The tracker holds its maximum of live requests.",
+      429: `The tracker holds its maximum of live requests; ${OWNER_CAP}.`,
       503: "No decode worker is registered.",
     },
     example: {
@@ -258,6 +263,7 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
 
 export const OPERATIONS: readonly Operation[] = [
   ...TRACKER_OPERATIONS,
+  ...LEASE_OPERATIONS,
   ...SELECTION_OPERATIONS,
   ...SELECTION_BOOKING_OPERATIONS,
   ...SERVICE_OPERATIONS,

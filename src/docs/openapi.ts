@@ -211,6 +211,11 @@ export function openApiDocument(operations: readonly Operation[] = OPERATIONS): 
     tags: [
       { name: "Registry", description: "Workers and their data-parallel ranks." },
       { name: "Requests", description: "The lifecycle of a booked request: add, prefill_complete, free." },
+      {
+        name: "Leases",
+        description:
+          "Frontend leases (both APIs): while an owner's lease lives its bookings do not expire by age (`OWNED_REQUEST_MAX_AGE_SECONDS`, default 3,600, still applies); when it lapses or is deleted they are freed at that moment.",
+      },
       { name: "Loads", description: "Current and potential load per rank." },
       { name: "Routing", description: "Choose and book in one step." },
       { name: "Replication", description: "Peer replicas of each tracker." },

@@ -63,7 +63,8 @@ export function renamePartition(
 
 /**
  * `/batch`'s per-op results with the partition named as `field` names it. Results carry no code, but
- * the only text of a lifecycle op that names the tracker is "no slot tracker", matched whole.
+ * the only texts of a lifecycle op that name the tracker are "no slot tracker", matched whole, and
+ * an owned add's "no live lease", matched by its own opening (the owner, the client's text, follows).
  */
 export function renameBatchResults<R extends Pick<BatchOpResult, "error">>(
   results: R[],
@@ -73,7 +74,14 @@ export function renameBatchResults<R extends Pick<BatchOpResult, "error">>(
   if (field === "tenant_id") return results;
   const missing = text.trackerNotFound(tracker.model, tracker.tenant);
   const renamed = renamePartition(missing, "tracker_not_found", tracker, field);
-  for (const result of results) if (result.error === missing) result.error = renamed;
+  const noLease = text.leaseNotFound(tracker.model, tracker.tenant, "");
+  const leaseOpening = noLease.slice(0, noLease.length - '""'.length);
+  const leaseRenamed = renamePartition(leaseOpening, "lease_not_found", tracker, field);
+  for (const result of results) {
+    if (result.error === missing) result.error = renamed;
+    else if (result.error?.startsWith(leaseOpening))
+      result.error = leaseRenamed + result.error.slice(leaseOpening.length);
+  }
   return results;
 }
 

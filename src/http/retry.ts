@@ -27,6 +27,9 @@ export const IDEMPOTENT_TRACKER_METHODS: ReadonlySet<string> = new Set([
   "routingStats",
   "metrics",
   "rowsWritten",
+  "listLeases",
+  // A renewal repeated only moves the deadline on by the call's own delay, and never shortens it.
+  "renewLease",
   // The selection API's reads, and its one repeatable write: a second prefill completion is a success.
   "hasReservation",
   "reservationPrefillComplete",

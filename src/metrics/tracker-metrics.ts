@@ -29,6 +29,10 @@ const ROUTE_OF_OP: Record<TrackerOp, string> = {
   select: "/selection/select",
   select_and_reserve: "/selection/select_and_reserve",
   reservations: "/selection/reservations",
+  // Either API's lease writes (`/selection/leases` too), under the slot-tracker API's paths. The
+  // listing is not counted: it shares its path with the renewal, and its series would merge.
+  lease: "/leases",
+  lease_end: "/leases/{owner}",
 };
 
 /** Dynamo answers writes that create something with 201. */

@@ -36,5 +36,6 @@ function opOf(op: WireOp): BatchOp {
     newIslTokens: op.new_isl_tokens,
     expectedOutputTokens: op.expected_output_tokens,
     expectedPrefillDurationMs: op.expected_prefill_duration_ms,
+    ...(op.owner !== undefined && { owner: op.owner }),
   };
 }

@@ -19,6 +19,7 @@ export const lifecycle = new Hono<AppEnv>()
       newIslTokens: body.new_isl_tokens,
       expectedOutputTokens: body.expected_output_tokens,
       expectedPrefillDurationMs: body.expected_prefill_duration_ms,
+      ...(body.owner !== undefined && { owner: body.owner }),
     });
     unwrap(result);
     return sendOk(c, 201);

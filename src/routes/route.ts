@@ -21,6 +21,7 @@ export const route = new Hono<AppEnv>().post("/route", validBody(routeBody), asy
     newIslTokens: body.new_isl_tokens,
     ...(body.expected_output_tokens !== undefined && { expectedOutputTokens: body.expected_output_tokens }),
     ...(body.session_id !== undefined && { sessionId: body.session_id }),
+    ...(body.owner !== undefined && { owner: body.owner }),
     ...(override?.overlap_score_weight !== undefined && {
       overlapScoreWeight: override.overlap_score_weight,
     }),

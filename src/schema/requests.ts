@@ -6,19 +6,29 @@ import { PREFILL_BOOKING_SUFFIX } from "../../durable-objects/core/routing/route
 import {
   MAX_BATCH_OPS,
   MAX_HASHES_PER_CALL,
+  MAX_LEASE_TTL_MS,
   MAX_NAME_BYTES,
+  MAX_OWNER_BYTES,
   MAX_REQUEST_ID_BYTES,
   MAX_SESSION_ID_BYTES,
+  MIN_LEASE_TTL_MS,
 } from "../../durable-objects/limits";
 import { namingPartition } from "./partition";
 import { describe, optional, withDefault } from "./schema";
 import { array, hashes, object, type Shape, tagged } from "./schema-composites";
-import { enumOf, float, string, u32, u64, uint } from "./schema-scalars";
+import { enumOf, float, intIn, string, u32, u64, uint } from "./schema-scalars";
 
 const name = string({ minBytes: 1, maxBytes: MAX_NAME_BYTES });
 const requestId = string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES });
 const sequenceHashes = hashes({ maxItems: MAX_HASHES_PER_CALL });
 const newIslTokens = withDefault(uint(), 0);
+/** A frontend instance's id (SPEC §8): the lease that owns a booking. */
+export const leaseOwner = string({ minBytes: 1, maxBytes: MAX_OWNER_BYTES });
+const owner = optional(
+  describe(leaseOwner, "The frontend whose live lease owns the booking (`POST /leases`); 404 without one."),
+);
+/** How long a lease lives from its renewal, ms. */
+export const leaseTtlMs = intIn(MIN_LEASE_TTL_MS, MAX_LEASE_TTL_MS);
 
 const tracker = { model_name: name, tenant_id: withDefault(name, "default") };
 /** Dynamo later renamed `tenant_id` to `routing_group` (`partition.ts`); both spellings are accepted. */
@@ -68,6 +78,7 @@ export const addFields = {
   new_isl_tokens: newIslTokens,
   expected_output_tokens: optional(u32()),
   expected_prefill_duration_ms: optional(float({ min: 0 })),
+  owner,
 };
 
 export const addBody = trackerObject({ ...tracker, ...addFields });
@@ -110,6 +121,7 @@ export const routeBody = trackerObject({
   new_isl_tokens: newIslTokens,
   expected_output_tokens: optional(u32()),
   session_id: optional(string({ minBytes: 1, maxBytes: MAX_SESSION_ID_BYTES })),
+  owner,
   router_config_override: optional(
     object({
       overlap_score_weight: optional(float({ min: 0 })),
@@ -117,3 +129,6 @@ export const routeBody = trackerObject({
     }),
   ),
 });
+
+/** `POST /leases`: create or renew `owner`'s lease for `ttl_ms`. */
+export const leaseBody = trackerObject({ ...tracker, owner: leaseOwner, ttl_ms: leaseTtlMs });

@@ -157,3 +157,27 @@ export const batchAnswer = object({
     "One result per op, in order.",
   ),
 });
+
+/** `POST /leases` (either API): the lease's deadline after this renewal. */
+export const leaseAnswer = object({
+  owner: name,
+  expires_at_ms: describe(
+    uint(),
+    "Epoch ms until which the lease lives; a renewal never moves it earlier. Renew well before it (every ttl/3).",
+  ),
+});
+
+/** `DELETE /leases/{owner}` (either API): the lease ended, and the bookings that ended with it. */
+export const leaseEndAnswer = object({
+  owner: name,
+  freed: count("Bookings of the owner freed by the deletion, at once."),
+});
+
+/** `GET /leases` (either API): the tracker's live leases, sorted by owner (UTF-8 bytes). */
+export const leasesAnswer = array(
+  object({
+    owner: name,
+    expires_at_ms: describe(uint(), "Epoch ms until which the lease lives."),
+    bookings: count("Live bookings the lease owns in the serving replica."),
+  }),
+);

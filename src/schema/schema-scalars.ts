@@ -49,6 +49,20 @@ export function uint(): Schema<number> {
   );
 }
 
+/** An integer in `min..max` (both safe; a lease's `ttl_ms`), refused rather than clamped outside it. */
+export function intIn(min: number, max: number): Schema<number> {
+  const expected = `an integer from ${min} to ${max}`;
+  return node(
+    (value, path) => {
+      const n =
+        typeof value === "bigint" ? (value >= min && value <= max ? Number(value) : Number.NaN) : value;
+      if (typeof n === "number" && Number.isInteger(n) && n >= min && n <= max) return n;
+      return invalid(path, expected);
+    },
+    { type: "integer", minimum: min, maximum: max },
+  );
+}
+
 /** A finite number; integers and fractions alike (durations). */
 export function float(options: { min?: number } = {}): Schema<number> {
   const { min } = options;

@@ -39,8 +39,9 @@ const HASHES = 128;
 const ISL = 256;
 const OUTPUT = 512;
 const DURATION = 1024;
+const OWNER = 2048;
 const TRACKER = MODEL | TENANT;
-const ADD_ONLY = WORKER_ID | DP_RANK | HASHES | ISL | OUTPUT | DURATION;
+const ADD_ONLY = WORKER_ID | DP_RANK | HASHES | ISL | OUTPUT | DURATION | OWNER;
 
 const { model_name: modelName, tenant_id: tenantId } = addBody.shape;
 
@@ -59,12 +60,13 @@ class Fields {
   isl: number | undefined;
   output: number | undefined;
   duration: number | undefined;
+  owner: string | undefined;
   ops: WireOp[] | undefined;
 
   /** Reads a map whose keys must be among `allowed`, each present in `required`. */
   read(r: MsgpackReader, allowed: number, required: number): this {
     this.seen = 0;
-    this.tenant = this.tenantField = this.isl = this.output = this.duration = undefined;
+    this.tenant = this.tenantField = this.isl = this.output = this.duration = this.owner = undefined;
     for (let n = r.mapHeader("map"); n > 0; n--) this.field(r, r.key("key"), allowed);
     if ((this.seen & required) !== required) throw DECLINE;
     return this;
@@ -83,10 +85,11 @@ class Fields {
       if (this.hashes.length > MAX_HASHES_PER_CALL) throw DECLINE;
     } else if (r.nil()) {
       // `nil` reads as absent where a field may be left out; anywhere else it is declined below.
-      if (bit !== TENANT && bit !== ISL && bit !== OUTPUT && bit !== DURATION) throw DECLINE;
+      if (bit !== TENANT && bit !== ISL && bit !== OUTPUT && bit !== DURATION && bit !== OWNER) throw DECLINE;
     } else if (bit === ISL) this.isl = r.uint(key);
     else if (bit === OUTPUT) this.output = r.u32(key);
     else if (bit === DURATION) this.duration = nonNegative(r.f64(key));
+    else if (bit === OWNER) this.owner = addFields.owner.parse(plainString(r), key);
     else if (bit === MODEL) this.model = modelName.parse(plainString(r), key);
     // Either spelling of the tenant, once: both (agreeing or not) are the general path's to judge.
     else if (bit === TENANT) {
@@ -113,6 +116,7 @@ const KEY_BITS = new Map<string, number>([
   ["new_isl_tokens", ISL],
   ["expected_output_tokens", OUTPUT],
   ["expected_prefill_duration_ms", DURATION],
+  ["owner", OWNER],
 ]);
 
 /** Wraps a body reader: null for anything it declines or cannot read. */
@@ -193,6 +197,7 @@ function addOf(f: Fields) {
     new_isl_tokens: f.isl ?? 0,
     expected_output_tokens: f.output,
     expected_prefill_duration_ms: f.duration,
+    owner: f.owner,
   };
 }
 

@@ -57,6 +57,7 @@ const addFields = {
   new_isl_tokens: opt(safeNat),
   expected_output_tokens: opt(fc.nat({ max: 2 ** 32 - 1 })),
   expected_prefill_duration_ms: opt(fc.oneof(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.nat())),
+  owner: opt(id),
 };
 const present = (fields: Record<string, unknown>) =>
   Object.entries(fields).filter(([, v]) => v !== undefined) as [string, unknown][];

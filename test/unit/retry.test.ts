@@ -140,18 +140,20 @@ describe("retryingStub", () => {
     expect(made).toHaveLength(1);
   });
 
-  it("names exactly the reads, prefill_complete and free as idempotent", () => {
+  it("names exactly the reads, prefill_complete, free and a lease renewal as idempotent", () => {
     expect([...IDEMPOTENT_TRACKER_METHODS].sort()).toEqual([
       "cacheDump",
       "catalogList",
       "free",
       "hasReservation",
+      "listLeases",
       "listLoads",
       "listWorkers",
       "metrics",
       "overlapScores",
       "potentialLoads",
       "prefillComplete",
+      "renewLease",
       "replicaStatus",
       "reservationPrefillComplete",
       "routingStats",
@@ -161,6 +163,7 @@ describe("retryingStub", () => {
     ]);
     // A retried select could choose again, a booking or output block land twice, an end answer 404.
     const writes = [
+      "endLease",
       "select",
       "reserve",
       "reservationOutputBlock",

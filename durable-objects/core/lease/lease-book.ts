@@ -30,6 +30,11 @@ export class LeaseBook {
     return this.leases.get(owner);
   }
 
+  /** Leases remembered, live or lapsed with cuts to keep: while any is, the tracker's state must stay. */
+  get size(): number {
+    return this.leases.size;
+  }
+
   /** Every lease remembered (live, lapsed with cuts to keep), for persistence and snapshots. */
   all(): IterableIterator<Lease> {
     return this.leases.values();

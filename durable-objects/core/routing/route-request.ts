@@ -124,6 +124,11 @@ export function routeRequest(
       return fail("duplicate_request", text.duplicateRequest(id, clash.slot.workerId, clash.slot.dpRank));
   }
 
+  if (input.owner !== undefined) {
+    const refused = tracker.ownerRefusal(input.owner, now);
+    if (refused) return refused;
+  }
+
   const choices = plans.map((plan) => choose(plan, state, input, blockSize, now, rng));
   const booked: string[] = [];
   for (const [i, choice] of choices.entries()) {
@@ -136,6 +141,7 @@ export function routeRequest(
         hashes: input.hashes,
         newIslTokens: input.newIslTokens,
         ...(input.expectedOutputTokens !== undefined && { expectedOutputTokens: input.expectedOutputTokens }),
+        ...(input.owner !== undefined && { owner: input.owner }),
       },
       now,
     );

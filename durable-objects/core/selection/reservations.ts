@@ -37,6 +37,10 @@ export function select(
     const clash = conflict(ctx, id);
     if (clash) return clash;
   }
+  if (input.mode === "book") {
+    const refused = ownerRefusal(ctx, input.owner);
+    if (refused) return refused;
+  }
   const prepared = prepare(ctx, input.prompt, input.override);
   if (!prepared.ok) return prepared;
   const choice = choose(ctx, prepared, input);
@@ -72,6 +76,7 @@ export function select(
     prefillTokens: track ? figures.effectivePrefillTokens : 0,
     expectedOutputTokens: input.expectedOutputTokens,
     cachePrompt,
+    owner: input.owner,
   });
   if (!booked.ok) return booked;
   outcome.booking = { sequenceHashes: prompt.tracking, islTokens: prompt.isl, trackPrefillTokens: track };
@@ -85,9 +90,12 @@ export function reserve(
   input: ReservationInput,
 ): Result<ReservationOutcome> {
   const id = input.selectionId;
+  // Before anything else: a refused owner leaves even the pending selection of the id in place.
+  const refused = ownerRefusal(ctx, input.owner);
+  if (refused) return refused;
   if (input.explicit) {
     pending.remove(id);
-    return reserveExplicit(ctx, id, input.explicit);
+    return reserveExplicit(ctx, id, input.explicit, input.owner);
   }
   const entry = pending.peek(id, ctx.now);
   if (!entry) return fail("request_not_found", selectionText.pendingMiss(id, keyOf(ctx)));
@@ -95,12 +103,17 @@ export function reserve(
   if (!ctx.partition) return notReady(keyOf(ctx));
   const clash = conflict(ctx, id);
   if (clash) return clash;
-  const booked = bookPending(ctx, id, entry);
+  const booked = bookPending(ctx, id, entry, input.owner);
   if (booked.ok) pending.remove(id);
   return booked;
 }
 
-function bookPending(ctx: SelectionContext, id: string, entry: PendingSelection): Result<ReservationOutcome> {
+function bookPending(
+  ctx: SelectionContext,
+  id: string,
+  entry: PendingSelection,
+  owner: string | undefined,
+): Result<ReservationOutcome> {
   const worker = workerAt(ctx.partition, entry);
   if (!worker || !ctx.tracker.book.slotOf(entry.workerId, entry.dpRank)) {
     return fail("rank_not_found", selectionText.cachedWorkerGone(entry.workerId, entry.dpRank, keyOf(ctx)));
@@ -111,6 +124,7 @@ function bookPending(ctx: SelectionContext, id: string, entry: PendingSelection)
       prefillTokens: entry.trackPrefillTokens ? entry.effectivePrefillTokens : 0,
       expectedOutputTokens: entry.expectedOutputTokens,
       cachePrompt: entry.cachePrompt,
+      owner,
     }),
     ctx.now,
   );
@@ -128,6 +142,7 @@ function reserveExplicit(
   ctx: SelectionContext,
   id: string,
   explicit: ExplicitReservation,
+  owner: string | undefined,
 ): Result<ReservationOutcome> {
   const prepared = prepare(ctx, explicit.prompt, explicit.override);
   if (!prepared.ok) return prepared;
@@ -156,6 +171,7 @@ function reserveExplicit(
       prefillTokens: track ? (effective ?? 0) : 0,
       expectedOutputTokens: explicit.expectedOutputTokens,
       cachePrompt: cachePromptOf(prompt),
+      owner,
     }),
     ctx.now,
   );
@@ -168,6 +184,8 @@ interface BookingParts {
   prefillTokens: number;
   expectedOutputTokens: number | undefined;
   cachePrompt: CachePrompt | null;
+  /** The lease owner of the booking, if any. */
+  owner: string | undefined;
 }
 
 function book(ctx: SelectionContext, id: string, choice: Choice, parts: BookingParts): Result {
@@ -184,7 +202,13 @@ function addInput(id: string, at: { workerId: bigint; dpRank: number }, parts: B
     cachePrompt: parts.cachePrompt,
   };
   if (parts.expectedOutputTokens !== undefined) input.expectedOutputTokens = parts.expectedOutputTokens;
+  if (parts.owner !== undefined) input.owner = parts.owner;
   return input;
+}
+
+/** Why an owned booking must be refused before the call changes anything (`Tracker.ownerRefusal`). */
+function ownerRefusal(ctx: SelectionContext, owner: string | undefined) {
+  return owner === undefined ? undefined : ctx.tracker.ownerRefusal(owner, ctx.now);
 }
 
 /** 409 when `id` is booked already (a reservation ids one booking, whatever its worker). */

@@ -3,13 +3,14 @@
  * mounted at `/selection` by `app.ts`, so a selection-service client configured with
  * `<host>/selection` as its base URL works unchanged. One file per route group: the worker catalog
  * (`workers.ts`), liveness and readiness (`health.ts`), the replica peers (`peers.ts`), choosing
- * (`select.ts`), reservations and their lifecycle (`reservations.ts`), load views (`loads.ts`) and
- * the cache index's dump (`dump.ts`).
+ * (`select.ts`), reservations and their lifecycle (`reservations.ts`), load views (`loads.ts`), the cache index's dump
+ * (`dump.ts`) and frontend leases (`leases.ts`, not Dynamo's).
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { dump } from "./dump";
 import { health } from "./health";
+import { leases } from "./leases";
 import { loads } from "./loads";
 import { peers } from "./peers";
 import { reservations } from "./reservations";
@@ -23,4 +24,5 @@ export const selection = new Hono<AppEnv>()
   .route("/", select)
   .route("/", reservations)
   .route("/", loads)
-  .route("/", dump);
+  .route("/", dump)
+  .route("/", leases);

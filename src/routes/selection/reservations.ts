@@ -10,6 +10,7 @@ import type { Result } from "../../../durable-objects/types";
 import type { AppEnv } from "../../env";
 import { HttpError, unwrap } from "../../http/errors";
 import { forgetOwner, onOwner, rememberOwner } from "../../http/reservation-owner";
+import { bookingPartition } from "../../schema/selection/leases";
 import type { TrackerStub } from "../../http/stubs";
 import { trackerFor } from "../../http/stubs";
 import { outputBlockBody, reservationBody } from "../../schema/selection/booking";
@@ -51,8 +52,14 @@ export const reservations = new Hono<AppEnv>()
               expectedOutputTokens: body.expected_output_tokens,
             }),
           };
-    const stub = trackerFor(c, { model_name: body.model_name, tenant_id: body.routing_group });
-    const outcome = unwrap(await stub.reserve({ selectionId: id, ...(explicit && { explicit }) }));
+    const stub = trackerFor(c, bookingPartition(body));
+    const outcome = unwrap(
+      await stub.reserve({
+        selectionId: id,
+        ...(explicit && { explicit }),
+        ...(body.owner !== undefined && { owner: body.owner }),
+      }),
+    );
     rememberOwner(id, { model: body.model_name, tenant: body.routing_group });
     return send(c, reservationToWire(outcome, body.model_name, body.routing_group), 201);
   })

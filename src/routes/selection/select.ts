@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { unwrap } from "../../http/errors";
 import { rememberOwner } from "../../http/reservation-owner";
+import { bookingPartition } from "../../schema/selection/leases";
 import { trackerFor } from "../../http/stubs";
 import { seedOf } from "../../http/test-seed";
 import { constraintsOf, selectAndReserveBody, selectBody } from "../../schema/selection/booking";
@@ -37,13 +38,11 @@ export const select = new Hono<AppEnv>()
     const prompt = promptOf(body);
     const selectionId = body.selection_id ?? crypto.randomUUID();
     const partition = { model: body.model_name, tenant: body.routing_group };
-    const outcome = await trackerFor(c, {
-      model_name: body.model_name,
-      tenant_id: body.routing_group,
-    }).select({
+    const outcome = await trackerFor(c, bookingPartition(body)).select({
       mode: "book",
       selectionId,
       prompt,
+      ...(body.owner !== undefined && { owner: body.owner }),
       ...(body.expected_output_tokens !== undefined && { expectedOutputTokens: body.expected_output_tokens }),
       ...constraintsOf(body),
       ...seedOf(c),

@@ -14,7 +14,7 @@ import {
   parseRouterConfigOverride,
   type RouterConfigOverride,
 } from "../../../durable-objects/core/routing/router-config-override";
-import { MAX_NAME_BYTES, MAX_REQUEST_ID_BYTES } from "../../../durable-objects/limits";
+import { MAX_NAME_BYTES, MAX_OWNER_BYTES, MAX_REQUEST_ID_BYTES } from "../../../durable-objects/limits";
 import type { SelectionConstraints } from "../../../durable-objects/selection-types";
 import { describe, type Infer, node, optional, type Schema } from "../schema";
 import { promptFields, serdeAny, serdeF64, serdeSeq, serdeUsize } from "./serde-prompt";
@@ -50,10 +50,18 @@ const routerConfigOverride: Schema<RouterConfigOverride | undefined> = node(
   true,
 );
 
-const partition = {
+/** The partition of a body, Dynamo's defaults for both names. */
+export const partition = {
   model_name: serdeDefault(name, DEFAULT_PARTITION_NAME),
   routing_group: serdeDefault(name, DEFAULT_PARTITION_NAME),
 };
+
+/** A frontend instance's id (SPEC §8): the lease that owns a booking. */
+export const selectionLeaseOwner = serdeString({ minBytes: 1, maxBytes: MAX_OWNER_BYTES });
+/** Not Dynamo's: a booking's lease owner (SPEC §8); absent, the booking is Dynamo's exactly. */
+const owner = optional(
+  describe(selectionLeaseOwner, "The frontend whose live lease owns the booking (`POST /selection/leases`)."),
+);
 
 const EMPTY_PREFERENCES: Readonly<Record<string, number>> = Object.freeze(Object.create(null));
 const preferredTaints: Schema<Readonly<Record<string, number>>> = node(
@@ -113,7 +121,9 @@ export const selectBody = axumJsonBody(
   }),
 );
 
-export const selectAndReserveBody = axumJsonBody(serdeStruct("SelectAndReserveRequest", selectionFields));
+export const selectAndReserveBody = axumJsonBody(
+  serdeStruct("SelectAndReserveRequest", { ...selectionFields, owner }),
+);
 
 export const reservationBody = axumJsonBody(
   serdeStruct("ReservationRequest", {
@@ -128,6 +138,7 @@ export const reservationBody = axumJsonBody(
       describe(serdeUsize(), "Tokens to book as prefill load; at most the prompt's tokens."),
     ),
     track_prefill_tokens: optional(serdeBool()),
+    owner,
   }),
 );
 
@@ -146,7 +157,12 @@ export const promptQueryBody = axumJsonBody(
 );
 
 /** The choice constraints of a select body. */
-export function constraintsOf(body: Infer<typeof selectAndReserveBody>): SelectionConstraints {
+export function constraintsOf(
+  body: Pick<
+    Infer<typeof selectBody>,
+    "router_config_override" | "pinned_worker" | "allowed_worker_ids" | "routing_constraints"
+  >,
+): SelectionConstraints {
   const { pinned_worker: pinned, allowed_worker_ids: allowed, routing_constraints: routing } = body;
   const preferred = Object.keys(routing.preferred_taints).length > 0 ? routing.preferred_taints : undefined;
   return {
