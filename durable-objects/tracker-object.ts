@@ -194,9 +194,9 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   /** The last worker left the book: the tracker's state goes, and the directory is told. */
   private async lastWorkerLeft(): Promise<void> {
-    // A catalog with incomplete records outlives the slot tracker, and so do leases (a frontend's
-    // lease may precede every worker, and its cuts must outlive its bookings): their rows stay.
-    if (!this.sync && this.tracker.catalog.size === 0 && this.tracker.leases.size === 0) {
+    // A catalog with incomplete records outlives the slot tracker, and so does a live lease (a
+    // frontend's lease may precede every worker): their rows stay. A lapsed one alone judges nothing.
+    if (!this.sync && this.tracker.catalog.size === 0 && this.tracker.leases.liveCount(Date.now()) === 0) {
       // The last worker left: the tracker and everything it stored are gone, alarm included.
       await this.ctx.storage.deleteAll();
       await this.ctx.storage.deleteAlarm();

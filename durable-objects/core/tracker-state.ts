@@ -208,12 +208,18 @@ export abstract class TrackerState {
     }
     this.expiredCount += expired;
     this.cache.expire(now);
-    if (this.replicated && now >= this.nextPurge) {
+    if (now >= this.nextPurge) {
       this.nextPurge = now + PURGE_INTERVAL_MS;
-      this.records.purge(now, this.expiryMs);
-      // A grant or booking older than this cannot arrive alive: its lease lapsed long ago.
-      this.leases.purge(now - this.ownedMaxAgeMs - MAX_LEASE_TTL_MS);
-      this.departures?.prune(now);
+      if (this.replicated) {
+        this.records.purge(now, this.expiryMs);
+        // A grant or booking older than this cannot arrive alive: its lease lapsed long ago.
+        this.leases.purge(now - this.ownedMaxAgeMs - MAX_LEASE_TTL_MS);
+        this.departures?.prune(now);
+      } else {
+        // Alone, every later grant is made after every cut (the clock only moves on): cuts have
+        // ended what they end and judge nothing more, so a lapsed lease is forgotten at once.
+        this.leases.purge(Number.POSITIVE_INFINITY);
+      }
     }
     return expired;
   }
