@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { JsonFraction, JsonSyntaxError, type JsonValue, parseJson } from "../../src/wire/json";
 import { stringifyJson } from "../../src/wire/json-write";
@@ -107,6 +108,121 @@ describe("parseJson structure", () => {
   it("reports positions in UTF-8 bytes, not UTF-16 units", () => {
     // "é" is 2 bytes and "😀" is 4, so the colon is missing at byte 1 + 2 + 4 + 1 + 1 + 1 = 10.
     expect(syntaxError('{"é😀" 1}').offset).toBe(10);
+  });
+});
+
+/**
+ * Array elements that are small unsigned integers take a fast path of their own (token ids); every
+ * other element, and every error, must come out exactly as `value()` gives it anywhere else.
+ */
+describe("parseJson arrays of integers", () => {
+  it("reads small unsigned integers, zero and 15-digit ones as numbers", () => {
+    expect(parseJson("[1,22,333,128000,0,0,999999999999999]")).toEqual([
+      1, 22, 333, 128000, 0, 0, 999999999999999,
+    ]);
+  });
+
+  it("hands negative numbers, fractions and exponents to the general path", () => {
+    const parsed = parseJson("[-1,-0,7,5.0,1e3,2E1,0.5,3,-2.5e-1]") as JsonValue[];
+    expect(parsed).toEqual([
+      -1,
+      0,
+      7,
+      new JsonFraction(5),
+      new JsonFraction(1000),
+      new JsonFraction(20),
+      new JsonFraction(0.5),
+      3,
+      new JsonFraction(-0.25),
+    ]);
+    expect(Object.is(parsed[1], 0)).toBe(true);
+  });
+
+  it("keeps integers of 16 to 20 digits exact and reads longer ones as numbers", () => {
+    expect(
+      parseJson("[9007199254740991,9007199254740993,18446744073709551615,123456789012345678901,4]"),
+    ).toEqual([
+      9007199254740991,
+      9007199254740993n,
+      18446744073709551615n,
+      Number("123456789012345678901"),
+      4,
+    ]);
+  });
+
+  it("accepts whitespace around elements and separators", () => {
+    expect(parseJson("[ 1 , 2,\n3\t,4 ,5, 6\r\n]")).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it("reads other values and nested arrays between integers", () => {
+    const parsed = parseJson('[1,[2,3],[],4,{"a":5},"x",true,null,[[6]],7]');
+    expect(parsed).toEqual([
+      1,
+      [2, 3],
+      [],
+      4,
+      Object.assign(Object.create(null), { a: 5 }),
+      "x",
+      true,
+      null,
+      [[6]],
+      7,
+    ]);
+  });
+
+  it("reports errors in mid-array with the same texts and byte offsets", () => {
+    const cases: [string, string][] = [
+      ["[1,01]", "invalid JSON at byte 4: leading zeros are not allowed"],
+      ["[1,00,2]", "invalid JSON at byte 4: leading zeros are not allowed"],
+      ["[1,2.]", "invalid JSON at byte 5: expected a digit"],
+      ["[1,2e]", "invalid JSON at byte 5: expected a digit"],
+      ["[1,-]", "invalid JSON at byte 4: expected a digit"],
+      ["[1,2", "invalid JSON at byte 4: unexpected end of input"],
+      ["[1,2,", "invalid JSON at byte 5: unexpected end of input"],
+      ["[1,2x]", "invalid JSON at byte 4: expected ',' or ']'"],
+      ["[12 3]", "invalid JSON at byte 4: expected ',' or ']'"],
+      ["[1,,2]", 'invalid JSON at byte 3: unexpected character ","'],
+      ["[1,2,]", 'invalid JSON at byte 5: unexpected character "]"'],
+      ['[1,{"a":1,"a":2}]', 'invalid JSON at byte 10: duplicate key "a"'],
+      ['["é",1,02]', "invalid JSON at byte 9: leading zeros are not allowed"],
+    ];
+    for (const [text, message] of cases) expect(syntaxError(text).message, text).toBe(message);
+  });
+
+  it("keeps the depth limit for arrays nested inside arrays of integers", () => {
+    expect(() => parseJson(`${"[1,".repeat(64)}2${"]".repeat(64)}`)).not.toThrow();
+    expect(syntaxError(`${"[1,".repeat(65)}2${"]".repeat(65)}`).detail).toBe("nesting deeper than 64 levels");
+  });
+
+  it("reads every number literal in an array as it reads it alone", () => {
+    const digits = (min: number, max: number) =>
+      fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
+    const literal = fc
+      .tuple(
+        fc.constantFrom("", "-"),
+        fc.oneof(
+          fc.constant("0"),
+          fc.tuple(fc.constantFrom(..."123456789"), digits(0, 22)).map(([a, b]) => a + b),
+        ),
+        fc.oneof(
+          fc.constant(""),
+          digits(1, 3).map((d) => `.${d}`),
+        ),
+        fc.oneof(
+          fc.constant(""),
+          fc
+            .tuple(fc.constantFrom("e", "E"), fc.constantFrom("", "+", "-"), digits(1, 2))
+            .map((p) => p.join("")),
+        ),
+      )
+      .map((parts) => parts.join(""));
+    const space = fc.constantFrom("", "", "", " ", "\n", "\t ");
+    fc.assert(
+      fc.property(fc.array(fc.tuple(literal, space, space), { maxLength: 20 }), (items) => {
+        const text = `[${items.map(([item, before, after]) => before + item + after).join(",")}]`;
+        expect(parseJson(text)).toEqual(items.map(([item]) => parseJson(item)));
+      }),
+    );
   });
 });
 
