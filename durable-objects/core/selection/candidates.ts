@@ -16,40 +16,46 @@ export interface Candidate extends CandidateRank {
   worker: SchedulableWorker;
 }
 
-const rankKey = (workerId: bigint, dpRank: number) => `${workerId}/${dpRank}`;
-
-/** Every rank of the partition's schedulable workers that the book holds, with its figures. */
+/**
+ * Every rank of the partition's schedulable workers that the book holds, with its figures. Ranks are
+ * matched by their slot's dense id, not by a `worker/rank` string: turning a 64-bit worker id into
+ * text for each of the partition's ranks on every selection cost more than the rest of this function.
+ */
 export function partitionRanks(
   tracker: Tracker,
   partition: SchedulablePartition,
   prompt: NormalizedPrompt,
   now: number,
 ): Candidate[] {
-  const hits = new Map<string, RankOverlap>();
+  const book = tracker.book;
+  const hits: (RankOverlap | undefined)[] = [];
   if (prompt.index) {
-    for (const row of tracker.cache.overlap(prompt.index, now))
-      hits.set(rankKey(row.workerId, row.dpRank), row);
+    for (const row of tracker.cache.overlap(prompt.index, now)) {
+      // The index may hold ranks the book does not (yet, or any longer): no candidate reads those.
+      const slot = book.slotOf(row.workerId, row.dpRank);
+      if (slot) hits[slot.id] = row;
+    }
   }
   const loads = tracker.potentialLoads(prompt.tracking, 0, now);
   const active = tracker.listLoads(now);
-  const byRank = new Map<string, number>();
-  if (loads.ok) {
-    for (const [i, load] of loads.loads.entries()) byRank.set(rankKey(load.workerId, load.dpRank), i);
-  }
   const candidates: Candidate[] = [];
+  if (!loads.ok) return candidates;
+  // Both answers list the book's slots in `sortedSlots` order: a slot's position is its row in each.
+  const position: number[] = [];
+  const sorted = book.sortedSlots();
+  for (let i = 0; i < sorted.length; i++) position[sorted[i]!.id] = i;
   for (const worker of partition.workers) {
-    const entry = tracker.book.workers.get(worker.workerId);
-    if (!entry || !loads.ok) continue;
+    const entry = book.workers.get(worker.workerId);
+    if (!entry) continue;
     for (const slot of entry.slots) {
       if (!hasRank(worker, slot.dpRank)) continue;
-      const key = rankKey(slot.workerId, slot.dpRank);
-      const i = byRank.get(key)!;
+      const i = position[slot.id]!;
       const load = loads.loads[i]!;
       const activeBlocks = active[i]!.activeDecodeBlocks;
       candidates.push({
         workerId: slot.workerId,
         dpRank: slot.dpRank,
-        hits: tierHits(hits.get(key)),
+        hits: tierHits(hits[slot.id]),
         load: {
           activePrefillTokens: active[i]!.activePrefillTokens,
           activeDecodeBlocks: activeBlocks,
