@@ -2,7 +2,9 @@
  * The soak's load: client loops that send a sustained mix of register/unregister (a churn tracker),
  * add, route, batch, prefill_complete, free and reads, spread over the three replicas, and record in
  * the model only what was acknowledged. Every request of one id goes to one replica (its frontend's
- * nearest), as a Dynamo frontend would; different ids go everywhere.
+ * nearest), as a Dynamo frontend would; different ids go everywhere. With `frontends`
+ * (`frontends.mjs`), some bookings are made under a frontend's lease, at its replica; the bookings of
+ * a frontend that died are left to its lease's lapse.
  */
 import { decode, encode } from "@msgpack/msgpack";
 
@@ -19,7 +21,7 @@ function toJson(value) {
 
 export class Load {
   /**
-   * @param {{ url: string, replicas: string[], trackers: any[], churnTracker: any, liveTarget: number, maxAgeMs: number, random: () => number }} options
+   * @param {{ url: string, replicas: string[], trackers: any[], churnTracker: any, liveTarget: number, maxAgeMs: number, random: () => number, frontends?: import("./frontends.mjs").Frontends }} options
    */
   constructor(options) {
     Object.assign(this, options);
@@ -153,8 +155,8 @@ export class Load {
   async lifecycle(t) {
     const { model } = t;
     const idle = [];
-    for (const [id] of model.requests) {
-      if (!this.busy.has(id)) idle.push(id);
+    for (const [id, r] of model.requests) {
+      if (!this.busy.has(id) && !this.frontends?.dead(r.owner)) idle.push(id);
       if (idle.length >= 16) break;
     }
     // The oldest idle request is ended once it is `maxAgeMs` old (sent that long ago), well before
@@ -184,7 +186,9 @@ export class Load {
 
   async create(t) {
     const { model } = t;
-    const home = this.pick(this.replicas);
+    const frontend = this.frontends?.pick(t);
+    const owner = frontend?.owner;
+    const home = frontend?.home ?? this.pick(this.replicas);
     const id = `${t.key}-${++this.counter}`;
     const hashes = this.prompt(t);
     const tokens = BigInt(Math.floor(this.random() * 2000));
@@ -198,6 +202,7 @@ export class Load {
         request_id: id,
         sequence_hashes: this.wire(hashes),
         new_isl_tokens: tokens,
+        ...(owner === undefined ? {} : { owner }),
       };
       const answer = await this.call("route", home, "POST", "/route", body, { binary: true });
       if (answer.status === 201) {
@@ -208,10 +213,11 @@ export class Load {
           tokens,
           home,
           sentAt,
+          owner,
         });
       } else this.unexpected("route", answer.status, answer.value);
     } else if (roll < 0.4) {
-      await this.batchAdd(t, home, id, hashes, tokens);
+      await this.batchAdd(t, home, id, hashes, tokens, owner);
     } else {
       const [workerId, w] = this.pick([...model.workers.entries()]);
       const rank = w.dpStart + BigInt(Math.floor(this.random() * Number(w.dpSize)));
@@ -223,16 +229,17 @@ export class Load {
         dp_rank: rank,
         sequence_hashes: this.wire(hashes),
         new_isl_tokens: tokens,
+        ...(owner === undefined ? {} : { owner }),
       };
       const answer = await this.call("add", home, "POST", "/add", body, { msgpack: this.random() < 0.4 });
-      if (answer.status === 201) model.add(id, { workerId, rank, hashes, tokens, home, sentAt });
+      if (answer.status === 201) model.add(id, { workerId, rank, hashes, tokens, home, sentAt, owner });
       else this.unexpected("add", answer.status, answer.value);
     }
     this.busy.delete(id);
   }
 
-  /** One `/batch` call: this add and a few more, all at `home`. */
-  async batchAdd(t, home, firstId, firstHashes, firstTokens) {
+  /** One `/batch` call: this add and a few more, all at `home` (all under `owner`'s lease, if given). */
+  async batchAdd(t, home, firstId, firstHashes, firstTokens, owner) {
     const { model } = t;
     const adds = [{ id: firstId, hashes: firstHashes, tokens: firstTokens }];
     for (let i = Math.floor(this.random() * 5); i > 0; i--) {
@@ -253,6 +260,7 @@ export class Load {
         dp_rank: a.rank,
         sequence_hashes: this.wire(a.hashes),
         new_isl_tokens: a.tokens,
+        ...(owner === undefined ? {} : { owner }),
       };
     });
     const sentAt = Date.now();
@@ -275,6 +283,7 @@ export class Load {
           tokens: a.tokens,
           home,
           sentAt,
+          owner,
         });
       else this.unexpected("batch add", result.status, result.error);
     });

@@ -20,6 +20,11 @@
  * the Worker does, and it is not what the 128 MB production limit counts. SOAK_MAX_SECONDS (default
  * 1,800) stops the load early on a machine too slow to send all the requests in time, and
  * SOAK_HEAP_SNAPSHOTS=dir writes heap snapshots at steady state and at the end.
+ *
+ * Three frontends hold leases on the first tracker (SOAK_LEASE_TTL_MS, default 15,000, renewed every
+ * ttl/3) and half of that tracker's bookings are made under one of them; halfway through the load one
+ * frontend dies (`frontends.mjs`). After the load, its lease must be gone at every replica within
+ * 30 s of its deadline, and its bookings with it: the model drops them, and the replicas must match.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -28,6 +33,7 @@ import { compare, quiesce } from "./checks.mjs";
 import { findWorkerd, rssOf, startDev } from "./dev-server.mjs";
 import { Heap } from "./heap.mjs";
 import { heapCheck, mb } from "./heap-check.mjs";
+import { Frontends } from "./frontends.mjs";
 import { Load } from "./load.mjs";
 import { show, TrackerModel } from "./model.mjs";
 
@@ -46,6 +52,9 @@ const HEAP_SLOPE_KB = Number(process.env.SOAK_HEAP_SLOPE_KB ?? 100);
 /** A folder for heap snapshots at steady state and at the end, to diff what grew (DevTools' Memory tab). */
 const SNAPSHOTS = process.env.SOAK_HEAP_SNAPSHOTS;
 const REPLICAS = ["east", "west", "apac"];
+const LEASE_TTL_MS = Number(process.env.SOAK_LEASE_TTL_MS ?? 15_000);
+/** The frontend that dies halfway through the load. */
+const DOOMED = "frontend-west-1";
 
 /** The load's seed: fixed, so a failing soak replays; SOAK_SEED explores others. */
 const SEED = Number(process.env.SOAK_SEED ?? 20_261_201);
@@ -145,6 +154,17 @@ async function run(dev) {
     maxAgeMs: (EXPIRY_SECONDS * 1000) / 4,
     random,
   });
+  load.frontends = new Frontends({
+    load,
+    tracker: TRACKERS[0],
+    frontends: [
+      { owner: "frontend-east-1", home: "east" },
+      { owner: DOOMED, home: "west" },
+      { owner: "frontend-apac-1", home: "apac" },
+    ],
+    ttlMs: LEASE_TTL_MS,
+    random,
+  });
   for (const t of TRACKERS) {
     for (const [id, dpStart, dpSize] of t.workers) {
       const body = {
@@ -160,12 +180,14 @@ async function run(dev) {
       t.model.register(id, dpStart, dpSize);
     }
   }
+  await load.frontends.start();
   await quiesce(load, [...TRACKERS.map((t) => t.model), churnTracker.model], REPLICAS, 60_000);
   const heap = await Heap.connect(dev.inspectorPort);
   try {
     await measure(dev, load, heap);
   } finally {
     heap.close();
+    load.frontends.stop();
   }
 }
 
@@ -212,6 +234,10 @@ async function measure(dev, load, heap) {
   let loading = true;
   const sampler = (async () => {
     for (let next = HEAP_EVERY; loading; ) {
+      if (load.stats.ops >= REQUESTS / 2 && !load.frontends.dead(DOOMED)) {
+        load.frontends.kill(DOOMED, REPLICAS, 30_000);
+        console.log(`ops=${load.stats.ops}: ${DOOMED} stops renewing its lease`);
+      }
       if (load.stats.ops >= next) {
         await read(load.stats.ops);
         next += HEAP_EVERY;
@@ -230,7 +256,17 @@ async function measure(dev, load, heap) {
   sent = load.stats.ops;
   if (sent < REQUESTS) console.log(`load stopped at ${MAX_SECONDS} s, after ${sent} of ${REQUESTS} requests`);
 
-  const quiet = await quiesce(load, [...TRACKERS.map((t) => t.model), churnTracker.model], REPLICAS, 120_000);
+  const models = [...TRACKERS.map((t) => t.model), churnTracker.model];
+  const owned = [...TRACKERS[0].model.requests.values()].filter((r) => r.owner === DOOMED).length;
+  const lapses = await load.frontends.settle();
+  for (const lapse of lapses) {
+    check(
+      `${lapse.owner} died: its lease is gone at every replica within 30 s of its deadline`,
+      lapse.gone && owned > 0,
+      `${owned} of its bookings live when the load ended; no replica listed it ${lapse.afterDeadlineMs} ms after the deadline`,
+    );
+  }
+  const quiet = await quiesce(load, models, REPLICAS, 120_000);
   const end = await read(sent);
   const { stats } = load;
   console.log(

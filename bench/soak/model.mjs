@@ -16,7 +16,7 @@ export class TrackerModel {
     this.blockSize = blockSize;
     /** @type {Map<bigint, { dpStart: bigint, dpSize: bigint }>} */
     this.workers = new Map();
-    /** @type {Map<string, { workerId: bigint, rank: bigint, hashes: bigint[], tokens: bigint, prefillDone: boolean, home: string }>} */
+    /** @type {Map<string, { workerId: bigint, rank: bigint, hashes: bigint[], tokens: bigint, prefillDone: boolean, home: string, owner?: string }>} */
     this.requests = new Map();
   }
 
@@ -40,6 +40,11 @@ export class TrackerModel {
 
   free(id) {
     this.requests.delete(id);
+  }
+
+  /** `owner`'s lease lapsed or was deleted: every booking it owned is gone (SPEC §8). */
+  freeOwner(owner) {
+    for (const [id, r] of this.requests) if (r.owner === owner) this.requests.delete(id);
   }
 
   ranks() {
