@@ -88,15 +88,21 @@ export class Lease implements LeaseState {
     return true;
   }
 
-  /** Records a cut at `at`: grants before it are clipped. @returns whether it was new. */
+  /**
+   * Records a cut at `at`: grants before it are clipped. @returns whether anything changed. Grants
+   * are clipped even when the cut was known, and a grant with nothing left after the cut goes too, so
+   * a lapse at the deadline always leaves a later deadline or none (the expiry loop relies on it).
+   */
   cut(at: number): boolean {
     const cuts = this.cuts;
     let i = cuts.length;
     while (i > 0 && cuts[i - 1]! > at) i--;
-    if (i > 0 && cuts[i - 1] === at) return false;
-    cuts.splice(i, 0, at);
-    this.steps = this.steps.filter((step) => step.at >= at);
-    return true;
+    const known = i > 0 && cuts[i - 1] === at;
+    if (!known) cuts.splice(i, 0, at);
+    const steps = this.steps.filter((step) => step.at >= at && step.deadline > at);
+    const clipped = steps.length !== this.steps.length;
+    this.steps = steps;
+    return !known || clipped;
   }
 
   /** Forgets cuts before `beforeMs`: no grant or booking that old can still arrive alive. */
