@@ -13,6 +13,7 @@ const TILES: readonly [id: string, label: string, kind: string][] = [
   ["t-decode", "Decode blocks", "decode"],
   ["t-prefill", "Prefill tokens", "prefill"],
   ["t-catalog", "Schedulable", "catalog"],
+  ["t-leases", "Live leases", "leases"],
 ];
 
 export const DASHBOARD_HTML = `<!doctype html>
@@ -45,6 +46,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <footer id="updated" data-tick="0">Every rank of every worker, per model and tenant: decode blocks (distinct KV blocks of its live
 requests) and prefill tokens still to prefill, bars relative to the busiest rank of the tracker. Polls <code>/workers</code>,
 <code>/loads</code> and the selection catalog <code>/selection/workers</code> (each worker's lifecycle, endpoint and DP ranks) every
-second, live requests and replica status per tracker. Selection bookings are live requests like any other.</footer>
+second, live requests, replica status and frontend leases (<code>/leases</code>: each owner, its live bookings and
+its deadline) per tracker. Selection bookings are live requests like any other.</footer>
 <script>${DASHBOARD_SCRIPT}</script>
 </body></html>`;

@@ -1,7 +1,7 @@
 /**
  * The dashboard script's first part (see `script.ts`): state, exact JSON, the API calls and the
  * model built from `/workers`, `/loads` and the selection catalog (`/selection/workers`), plus live
- * requests and replica status per tracker.
+ * requests, replica status and frontend leases per tracker.
  */
 export const SCRIPT_DATA = String.raw`
   "use strict";
@@ -9,8 +9,9 @@ export const SCRIPT_DATA = String.raw`
   var REPLICA_KEY = "slot-tracker-replica";
   var POLL_MS = 1000;
   var PEERS_EVERY = 5;
+  var LEASES_EVERY = 2;
   var MAX_DETAILED = 32;
-  var st = { paused: false, tick: 0, timer: 0, peersDenied: false, peers: new Map(), replicas: new Set(), cards: new Map() };
+  var st = { paused: false, tick: 0, timer: 0, peersDenied: false, peers: new Map(), replicas: new Set(), leases: new Map(), cards: new Map() };
   var $ = function (id) { return document.getElementById(id); };
   var fmt = function (n) { return Number(n).toLocaleString("en-US"); };
 
@@ -113,11 +114,33 @@ export const SCRIPT_DATA = String.raw`
       .sort(function (a, b) { return a.model < b.model ? -1 : a.model > b.model ? 1 : a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : 0; });
   }
 
-  /** Live requests per rank and, every few ticks, replica status, for the first trackers shown. */
+  /**
+   * A tracker's live leases, kept in st.leases between asks. A failure, even of the fetch itself, is
+   * kept as a short text for the card: the rest of the page stands without leases.
+   */
+  async function leasesOf(t) {
+    var q = "?model_name=" + encodeURIComponent(t.model) + "&tenant_id=" + encodeURIComponent(t.tenant);
+    try {
+      var r = await api("GET", "/leases" + q);
+      if (r.ok && Array.isArray(r.data)) st.leases.set(t.key, { rows: r.data, error: "" });
+      else st.leases.set(t.key, { rows: [], error: r.ok ? "unexpected answer" : failure(r, "/leases").message });
+    } catch (e) {
+      st.leases.set(t.key, { rows: [], error: "/leases: " + String(e && e.message || e) });
+    }
+  }
+
+  /**
+   * Live requests per rank and, every few ticks, replica status and frontend leases (at once for a
+   * tracker newly shown), for the first trackers shown.
+   */
   async function details(trackers) {
     var shown = trackers.slice(0, MAX_DETAILED);
     var askPeers = st.tick % PEERS_EVERY === 0 && !st.peersDenied;
-    await Promise.all(shown.map(async function (t) {
+    var askLeases = st.tick % LEASES_EVERY === 0;
+    var keys = new Set(shown.map(function (t) { return t.key; }));
+    st.leases.forEach(function (l, k) { if (!keys.has(k)) st.leases.delete(k); });
+    var leases = shown.filter(function (t) { return askLeases || !st.leases.has(t.key); }).map(leasesOf);
+    await Promise.all(leases.concat(shown.map(async function (t) {
       // A partition known only to the catalog has no ranks to ask about.
       if (t.ranks.length > 0) {
         var body = JSON.stringify({ model_name: t.model, tenant_id: t.tenant, sequence_hashes: [] });
@@ -138,6 +161,6 @@ export const SCRIPT_DATA = String.raw`
           p.data.peers.forEach(function (x) { st.replicas.add(x.peer); });
         }
       }
-    }));
+    })));
   }
 `;

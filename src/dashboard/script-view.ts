@@ -13,7 +13,7 @@ export const SCRIPT_VIEW = `
     var sums = el("div", "sums");
     c = { root: root, title: el("h2", "", t.model), tenant: el("span", "tenant", t.tenant), meta: el("span", "meta"),
       live: el("b"), decode: el("b"), prefill: el("b"), replicas: el("div", "replicas"), grid: el("div", "grid"), rows: new Map(),
-      catalog: el("div", "catalog"), catalogSig: "" };
+      leases: el("div", "leases"), leasesSig: "", leaseClocks: [], catalog: el("div", "catalog"), catalogSig: "" };
     [["live ", c.live, ""], ["decode ", c.decode, "d"], ["prefill ", c.prefill, "p"]].forEach(function (s) {
       var span = el("span", s[2], s[0]);
       span.appendChild(s[1]);
@@ -23,8 +23,9 @@ export const SCRIPT_VIEW = `
     [["Worker · rank", ""], ["Decode blocks", ""], ["Prefill tokens", ""], ["Live", "num"]].forEach(function (h) {
       c.grid.appendChild(el("div", "h " + h[1], h[0]));
     });
+    c.leases.hidden = true;
     c.catalog.hidden = true;
-    root.append(head, c.replicas, c.grid, c.catalog);
+    root.append(head, c.replicas, c.grid, c.leases, c.catalog);
     st.cards.set(t.key, c);
     return c;
   }
@@ -68,7 +69,8 @@ export const SCRIPT_VIEW = `
 
   function render(trackers) {
     var main = $("trackers");
-    var total = { workers: 0, ranks: 0, live: 0, decode: 0, prefill: 0, records: 0, schedulable: 0 };
+    var total = { workers: 0, ranks: 0, live: 0, decode: 0, prefill: 0, records: 0, schedulable: 0, leases: 0 };
+    var nowMs = Date.now();
     var keep = new Set();
     trackers.forEach(function (t, i) {
       keep.add(t.key);
@@ -102,7 +104,9 @@ export const SCRIPT_VIEW = `
       });
       c.rows.forEach(function (x, id) { if (!seen.has(id)) { x.root.remove(); c.rows.delete(id); } });
       replicaLine(c, t);
+      leaseLines(c, t, nowMs);
       catalogLine(c, t);
+      total.leases += liveLeases(t, nowMs);
       total.records += t.catalog.length; total.schedulable += schedulable(t);
       total.workers += t.workers.size; total.ranks += t.ranks.length; total.live += live; total.decode += dSum; total.prefill += pSum;
     });
@@ -115,6 +119,7 @@ export const SCRIPT_VIEW = `
     setText($("t-decode"), fmt(total.decode));
     setText($("t-prefill"), fmt(total.prefill));
     setText($("t-catalog"), fmt(total.schedulable) + " / " + fmt(total.records));
+    setText($("t-leases"), fmt(total.leases));
     var sel = $("replica");
     st.replicas.forEach(function (name) {
       if (!Array.from(sel.options).some(function (o) { return o.value === name; })) sel.appendChild(new Option(name, name));
@@ -141,7 +146,7 @@ export const SCRIPT_VIEW = `
       var trackers = build(r[0].data, r[1].data, r[2].ok ? r[2].data : null);
       await details(trackers);
       render(trackers);
-      if (trackers.length > MAX_DETAILED) warnings.push("Live requests and replica status are shown for the first " +
+      if (trackers.length > MAX_DETAILED) warnings.push("Live requests, replica status and leases are shown for the first " +
         MAX_DETAILED + " trackers; narrow with the filter.");
       notice(warnings.join(" "));
       st.tick += 1;
@@ -178,7 +183,7 @@ export const SCRIPT_VIEW = `
   sel.value = saved;
   sel.addEventListener("change", function () {
     if (sel.value) sessionStorage.setItem(REPLICA_KEY, sel.value); else sessionStorage.removeItem(REPLICA_KEY);
-    st.peers.clear(); st.tick = 0; now();
+    st.peers.clear(); st.leases.clear(); st.tick = 0; now();
   });
   document.addEventListener("visibilitychange", function () { if (!document.hidden) now(); });
   showToken();

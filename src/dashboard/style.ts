@@ -22,11 +22,11 @@ button.primary{background:var(--decode);border-color:var(--decode);color:#fff}
 #token{width:190px}#filter{width:200px}
 .token-state{font-size:12px;color:var(--muted)}.token-state.set{color:var(--ok)}
 a{color:var(--decode)}
-.totals{display:grid;grid-template-columns:repeat(7,minmax(120px,1fr));gap:12px;padding:16px 22px 4px}
+.totals{display:grid;grid-template-columns:repeat(8,minmax(120px,1fr));gap:12px;padding:16px 22px 4px}
 .tile{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:10px 14px}
 .tile .k{font-size:11.5px;letter-spacing:.06em;text-transform:uppercase;color:var(--muted)}
 .tile .v{font-size:26px;font-weight:650;font-variant-numeric:tabular-nums}
-.tile.decode .v{color:var(--decode)}.tile.prefill .v{color:var(--prefill)}.tile.catalog .v{color:var(--ok)}
+.tile.decode .v{color:var(--decode)}.tile.prefill .v{color:var(--prefill)}.tile.catalog .v{color:var(--ok)}.tile.leases .v{color:var(--decode)}
 .notice{margin:12px 22px 0;padding:10px 14px;border-radius:8px;border:1px solid var(--warn);color:var(--ink);background:var(--panel)}
 .notice.error{border-color:var(--err)}
 main{padding:8px 22px 40px}
@@ -60,6 +60,14 @@ text-shadow:0 0 3px var(--panel)}
 .live{text-align:right;font-variant-numeric:tabular-nums;font-weight:600;align-self:center;padding-right:2px}
 .changed{animation:flash 1s ease}
 @keyframes flash{0%{background:rgba(245,165,36,.35)}100%{background:transparent}}
+.leases{padding:4px 16px 10px;border-top:1px solid var(--line);font-size:12.5px}
+.leases .h{font-size:11px;letter-spacing:.06em;text-transform:uppercase;color:var(--muted);padding:8px 0 4px}
+.leases .off{padding:8px 0 2px;color:var(--warn)}
+.ls{display:grid;grid-template-columns:minmax(230px,300px) 110px 1fr;column-gap:16px;align-items:baseline;padding:4px 0;
+border-top:1px solid var(--line)}
+.ls .own{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
+.ls .bk{font-variant-numeric:tabular-nums;font-weight:600}
+.ls .exp{color:var(--ok);font-variant-numeric:tabular-nums;cursor:help}.ls.lapsed .exp{color:var(--err)}
 .catalog{padding:4px 16px 10px;border-top:1px solid var(--line);font-size:12.5px}
 .catalog .h{font-size:11px;letter-spacing:.06em;text-transform:uppercase;color:var(--muted);padding:8px 0 4px}
 .cw{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 12px;padding:4px 0;border-top:1px solid var(--line)}
@@ -70,5 +78,6 @@ text-shadow:0 0 3px var(--panel)}
 .cw .why{flex-basis:100%;color:var(--warn)}
 footer{padding:0 22px 24px;color:var(--muted);font-size:12px}
 @media (max-width:900px){.totals{grid-template-columns:repeat(3,1fr)}.grid{grid-template-columns:1fr 1fr;}
-.grid .h{display:none}.who{grid-column:1/-1}.live{display:none}}
+.grid .h{display:none}.who{grid-column:1/-1}.live{display:none}
+.ls{grid-template-columns:1fr auto}.ls .exp{grid-column:1/-1}}
 `;

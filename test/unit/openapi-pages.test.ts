@@ -54,6 +54,7 @@ describe("GET / (dashboard)", () => {
       "t-decode",
       "t-prefill",
       "t-live",
+      "t-leases",
       "replica",
       "status",
     ]) {
