@@ -295,6 +295,137 @@ describe("the live dashboard in Chromium", () => {
     await expect.poll(() => page.locator(`section.tracker[data-model="${model}"]`).count(), POLL).toBe(0);
   });
 
+  it("shows each frontend's lease with its live bookings and a countdown, as text, until it ends", async () => {
+    const HTML_OWNER = '<img src=x onerror="window.__pwned=2"></span><script>window.__pwned=3</script>';
+    const lease = async (model: string, tenant: string, owner: string) => {
+      const res = await call(
+        base,
+        TOKEN,
+        "POST",
+        "/leases",
+        JSON.stringify({ model_name: model, tenant_id: tenant, owner, ttl_ms: 600_000 }),
+      );
+      expect(res.status, res.text).toBe(200);
+      return (JSON.parse(res.text) as { expires_at_ms: number }).expires_at_ms;
+    };
+    const owned = (model: string, tenant: string, id: string, at: string, prompt: number[], owner: string) =>
+      post(
+        "/add",
+        JSON.stringify({
+          model_name: model,
+          tenant_id: tenant,
+          request_id: id,
+          worker_id: Number(at.split("/")[0]),
+          dp_rank: Number(at.split("/")[1]),
+          sequence_hashes: prompt,
+          new_isl_tokens: 16,
+          owner,
+        }),
+        201,
+      );
+    const aExpires = await lease(LLAMA, "default", "frontend-a");
+    await lease(LLAMA, "default", "frontend-b");
+    const htmlExpires = await lease(QWEN, "acme", HTML_OWNER);
+    await owned(LLAMA, "default", "own-a1", "7/1", [200, 201, 202, 203], "frontend-a");
+    await owned(LLAMA, "default", "own-a2", "7/1", [200, 201, 202, 203, 204, 205], "frontend-a");
+    await owned(QWEN, "acme", "own-x1", "3/3", [300, 301], HTML_OWNER);
+
+    const lines = (model: string) => page.locator(`section.tracker[data-model="${model}"] .leases .ls`);
+    const shown = (model: string) => () =>
+      lines(model).evaluateAll((all) =>
+        all.map((l) => ({
+          owner: l.querySelector(".own")?.textContent,
+          bookings: l.querySelector(".bk")?.textContent,
+          data: l.getAttribute("data-bookings"),
+        })),
+      );
+    await expect.poll(shown(LLAMA), POLL).toEqual([
+      { owner: "frontend-a", bookings: "2 bookings", data: "2" },
+      { owner: "frontend-b", bookings: "0 bookings", data: "0" },
+    ]);
+    await expect.poll(shown(QWEN), POLL).toEqual([{ owner: HTML_OWNER, bookings: "1 booking", data: "1" }]);
+    await expectRank(LLAMA, "7", 1, { decode: 6, prefill: 32, requests: 2 });
+    const llama = page.locator(`section.tracker[data-model="${LLAMA}"]`);
+    expect(await llama.locator(".leases .h").textContent()).toBe(
+      "Frontend leases · 2 live · 2 owned bookings",
+    );
+    await expect.poll(text("#t-leases"), POLL).toBe("3");
+
+    // The deadline reads as time left, with the absolute time in the title.
+    const a = llama.locator('.ls[data-owner="frontend-a"] .exp');
+    const left = await a.textContent();
+    const parts = /^expires in (?:(\d+) min (\d{2}) s|(\d+) s)$/.exec(left ?? "");
+    expect(parts, String(left)).not.toBeNull();
+    const seconds = parts![3] !== undefined ? Number(parts![3]) : Number(parts![1]) * 60 + Number(parts![2]);
+    expect(seconds).toBeGreaterThan(0);
+    expect(seconds).toBeLessThanOrEqual(600);
+    expect(await a.getAttribute("title")).toContain(new Date(aExpires).toISOString());
+    expect(await llama.locator('.ls[data-owner="frontend-a"]').getAttribute("data-expires")).toBe(
+      String(aExpires),
+    );
+    // The countdown moves on between polls while the listing, unchanged, is not redrawn.
+    const drawn = await a.elementHandle();
+    await expect.poll(() => a.textContent(), POLL).not.toBe(left);
+    expect(await drawn!.evaluate((e) => e.isConnected)).toBe(true);
+
+    // The markup-like owner is text: in the line, its title and its data attribute, and never run.
+    const qwen = page.locator(`section.tracker[data-model="${QWEN}"]`);
+    expect(await qwen.locator(".ls .own").getAttribute("title")).toBe(`owner ${HTML_OWNER}`);
+    expect(await qwen.locator(".ls").getAttribute("data-owner")).toBe(HTML_OWNER);
+    expect(await qwen.locator(".ls .exp").getAttribute("title")).toContain(
+      new Date(htmlExpires).toISOString(),
+    );
+    expect(await qwen.locator(".leases img, .leases script").count()).toBe(0);
+    expect(await page.evaluate("window.__pwned")).toBeUndefined();
+
+    // Ending a lease frees its bookings, and a later poll drops its line and its count.
+    const end = await call(base, TOKEN, "DELETE", `/leases/frontend-a?model_name=${LLAMA}&tenant_id=default`);
+    expect(end, end.text).toEqual({ status: 200, text: '{"owner":"frontend-a","freed":2}' });
+    await expect
+      .poll(shown(LLAMA), POLL)
+      .toEqual([{ owner: "frontend-b", bookings: "0 bookings", data: "0" }]);
+    await expectRank(LLAMA, "7", 1, { decode: 0, prefill: 0, requests: 0 });
+    await expect.poll(text("#t-leases"), POLL).toBe("2");
+    const html = await call(
+      base,
+      TOKEN,
+      "DELETE",
+      `/leases/${encodeURIComponent(HTML_OWNER)}?model_name=${QWEN}&tenant_id=acme`,
+    );
+    expect(html.status, html.text).toBe(200);
+    await expect.poll(() => qwen.locator(".leases .ls").count(), POLL).toBe(0);
+    expect(await qwen.locator(".leases").isHidden()).toBe(true);
+    await expect.poll(text("#t-leases"), POLL).toBe("1");
+  });
+
+  it("says so in the card when the leases cannot be listed, and the rest of the page stays live", async () => {
+    const leasesPath = (url: URL) => url.pathname === "/leases";
+    await page.route(leasesPath, (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: "application/json",
+        body: '{"error":"tracker unavailable"}',
+      }),
+    );
+    const llama = page.locator(`section.tracker[data-model="${LLAMA}"]`);
+    try {
+      await expect
+        .poll(() => llama.locator(".leases .off").textContent(), POLL)
+        .toBe("Leases not shown: /leases: 500 tracker unavailable");
+      expect(await llama.locator(".leases .ls").count()).toBe(0);
+      await expect.poll(text("#t-leases"), POLL).toBe("0");
+      // The ranks still follow bookings meanwhile.
+      await add(LLAMA, "default", "r5", "7", 1, hashes(40, 42), 8);
+      await expectRank(LLAMA, "7", 1, { decode: 3, prefill: 8, requests: 1 });
+      expect(await page.locator("#status").getAttribute("class")).toContain("live");
+    } finally {
+      await page.unroute(leasesPath);
+    }
+    await expect.poll(() => llama.locator(".leases .ls").count(), POLL).toBe(1);
+    expect(await llama.locator(".leases .off").count()).toBe(0);
+    await post("/free", `{"model_name":"${LLAMA}","request_id":"r5"}`, 200);
+  });
+
   it("renders without script errors, and leaves a screenshot for people to look at", async () => {
     // Bars glide to new widths and changed values flash: shoot once both have settled.
     await expect.poll(() => page.evaluate("document.getAnimations().length"), POLL).toBe(0);

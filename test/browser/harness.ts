@@ -52,7 +52,7 @@ export async function startWorker(
 export async function call(
   base: URL,
   token: string,
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "DELETE",
   path: string,
   body?: string,
 ): Promise<{ status: number; text: string }> {
