@@ -18,8 +18,11 @@ const API_TOKENS = JSON.stringify({
  */
 const FC_SEED = JSON.stringify(Number(process.env.FC_SEED ?? 20261201));
 
-/** The tests that need requests to expire within seconds: they run in the `expiry` project. */
-const EXPIRY_TESTS = "test/workers/expiry.test.ts";
+/**
+ * The tests that need requests to expire, or leases to lapse, within seconds with the real alarm:
+ * they run in the `expiry` project.
+ */
+const EXPIRY_TESTS = ["test/workers/expiry.test.ts", "test/workers/lease-expiry.test.ts"];
 
 export default defineConfig({
   test: {
@@ -66,7 +69,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
-          exclude: [EXPIRY_TESTS],
+          exclude: EXPIRY_TESTS,
           setupFiles: ["test/fast-check-seed.ts"],
           testTimeout: 120_000,
         },
@@ -81,7 +84,7 @@ export default defineConfig({
         ],
         test: {
           name: "expiry",
-          include: [EXPIRY_TESTS],
+          include: EXPIRY_TESTS,
           testTimeout: 120_000,
         },
       },

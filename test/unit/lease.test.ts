@@ -72,6 +72,25 @@ describe("leases and owned bookings (SPEC §8)", () => {
     expect(t.add(owned("c", "fe-1"), T0 + 7)).toMatchObject({ code: "lease_not_found" });
   });
 
+  it("ends a lease deleted in the same millisecond as its newest grant, and a renewal after it starts a new one", () => {
+    const t = fresh();
+    t.renewLease("fe-1", TTL, T0);
+    t.add(owned("a", "fe-1"), T0);
+    // A renewal and the delete that follows it, both within T0's millisecond.
+    t.renewLease("fe-1", TTL, T0 + 1);
+    t.add(owned("b", "fe-1", 1), T0 + 1);
+    expect(t.endLease("fe-1", T0 + 1)).toEqual({ ok: true, freed: 2 });
+    expect(liveIds(t)).toEqual([]);
+    expect(t.listLeases(T0 + 1)).toEqual([]);
+    expect(t.add(owned("c", "fe-1"), T0 + 1)).toMatchObject({ code: "lease_not_found" });
+    // Renewed again in that same millisecond: a new lease, with a deadline, and nothing of the old.
+    const renewed = t.renewLease("fe-1", TTL, T0 + 1);
+    expect(renewed).toMatchObject({ ok: true, owner: "fe-1", expiresAtMs: expect.any(Number) });
+    expect((renewed as { expiresAtMs: number }).expiresAtMs).toBeGreaterThanOrEqual(T0 + 1 + TTL);
+    expect(t.listLeases(T0 + 1)).toMatchObject([{ owner: "fe-1", bookings: 0 }]);
+    expect(t.add(owned("d", "fe-1"), T0 + 1)).toEqual({ ok: true });
+  });
+
   it("still ends an owned booking at the owned age guard while its lease lives", () => {
     const t = fresh();
     t.renewLease("fe-1", 600_000, T0);

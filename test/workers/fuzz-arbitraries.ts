@@ -4,16 +4,27 @@
  * bytes and JSON — and the routes the app answers, to tell a 405 from a 404.
  */
 import fc from "fast-check";
-import { POST_ROUTES, type Encoding, mutationOf, type Mutation, type ValidOp, validOp } from "./fuzz-ops";
+import {
+  type BodyOp,
+  bodyOp,
+  POST_ROUTES,
+  type Encoding,
+  mutationOf,
+  type Mutation,
+  OWNERS,
+  type ValidOp,
+  validOp,
+} from "./fuzz-ops";
 import { validFields } from "./fuzz-wire";
 import app from "../../src/app";
 
 export type Op =
   | { kind: "valid"; op: ValidOp; accept: Encoding }
-  | { kind: "hostile"; base: ValidOp; mutation: Mutation; accept: Encoding }
+  | { kind: "hostile"; base: BodyOp; mutation: Mutation; accept: Encoding }
   | { kind: "stray"; method: string; path: string }
   | { kind: "query"; path: string; params: [string, string][] }
-  | { kind: "garbage"; path: string; type: string; bytes: Uint8Array };
+  | { kind: "garbage"; path: string; type: string; bytes: Uint8Array }
+  | { kind: "bad_end"; owner: string; query: BadEndQuery };
 
 const accept = fc.constantFrom<Encoding>("json", "json", "msgpack");
 
@@ -70,7 +81,28 @@ export const garbage = fc.record({
   ),
 });
 
-export const hostile = validOp.chain((base) =>
+/** What makes a `DELETE /leases/{owner}` unacceptable: its owner, or its query. */
+export type BadEndQuery = "owner" | "no_model" | "empty_model" | "long_model" | "empty_tenant" | "disagree";
+
+/**
+ * `DELETE /leases/{owner}` made unacceptable by its owner (empty once decoded, past 256 bytes, or
+ * an owner that holds no lease) or, for an owner that may hold one, by its query (no model, an
+ * empty or too long one, an empty or disagreeing tenant). Each must be a 4xx that changes nothing.
+ */
+export const badEnd = fc.oneof(
+  fc.record({
+    kind: fc.constant("bad_end" as const),
+    owner: fc.constantFrom("o".repeat(257), "%C3%A9".repeat(129), "%ff%fe", "%", "nobody"),
+    query: fc.constant<BadEndQuery>("owner"),
+  }),
+  fc.record({
+    kind: fc.constant("bad_end" as const),
+    owner: fc.constantFrom(...OWNERS).map(encodeURIComponent),
+    query: fc.constantFrom<BadEndQuery>("no_model", "empty_model", "long_model", "empty_tenant", "disagree"),
+  }),
+);
+
+export const hostile = bodyOp.chain((base) =>
   fc.record({
     kind: fc.constant("hostile" as const),
     base: fc.constant(base),
@@ -85,6 +117,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: stray },
   { weight: 1, arbitrary: query },
   { weight: 1, arbitrary: garbage },
+  { weight: 1, arbitrary: badEnd },
 );
 
 export function normalized(path: string): string {

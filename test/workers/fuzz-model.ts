@@ -20,6 +20,8 @@ export interface ModelRequest {
   hashes: bigint[];
   tokens: bigint;
   prefillDone: boolean;
+  /** The lease that owns it, if any. */
+  owner?: string;
   /** Client time just before the add was sent: the object expires it no earlier than this + the age. */
   sentAt: number;
 }
@@ -30,6 +32,17 @@ export interface AddArgs {
   rank: bigint;
   hashes: bigint[];
   tokens: bigint;
+  owner?: string;
+}
+
+const utf8 = new TextEncoder();
+
+/** Orders strings by their UTF-8 bytes, as every listing of names does. */
+function byUtf8(a: string, b: string): number {
+  const x = utf8.encode(a);
+  const y = utf8.encode(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return x.length - y.length;
 }
 
 export class FuzzModel {
@@ -37,6 +50,8 @@ export class FuzzModel {
   readonly workers = new Map<bigint, ModelWorker>();
   /** In add order, which is expiry order. */
   readonly requests = new Map<string, ModelRequest>();
+  /** Live leases: owner → the deadline the tracker last answered (the fuzz's leases outlive the test). */
+  readonly leases = new Map<string, bigint>();
 
   constructor(readonly model: string) {}
 
@@ -62,6 +77,7 @@ export class FuzzModel {
     const w = this.workers.get(args.workerId);
     if (!w || args.rank < w.dpStart || args.rank >= w.dpStart + w.dpSize) return 404;
     if (this.requests.has(args.id)) return 409;
+    if (args.owner !== undefined && !this.leases.has(args.owner)) return 404;
     this.requests.set(args.id, { ...args, prefillDone: false, sentAt });
     return 201;
   }
@@ -78,6 +94,38 @@ export class FuzzModel {
     if (this.blockSize === undefined) return 404;
     this.requests.delete(id);
     return 200;
+  }
+
+  /**
+   * `POST /leases` answered `expiresAt`: a renewal never shortens a lease. @returns whether the
+   * answer may be right (no earlier than the lease's last deadline).
+   */
+  renew(owner: string, expiresAt: bigint): boolean {
+    const before = this.leases.get(owner);
+    if (before !== undefined && expiresAt < before) return false;
+    this.leases.set(owner, expiresAt);
+    return true;
+  }
+
+  /** `DELETE /leases/{owner}`: its bookings are freed at once. */
+  endLease(owner: string): { status: number; freed: bigint } {
+    if (!this.leases.delete(owner)) return { status: 404, freed: 0n };
+    let freed = 0n;
+    for (const [id, r] of this.requests) {
+      if (r.owner !== owner) continue;
+      this.requests.delete(id);
+      freed++;
+    }
+    return { status: 200, freed };
+  }
+
+  /** `GET /leases` rows. */
+  leaseRows(): object[] {
+    return [...this.leases.keys()].sort(byUtf8).map((owner) => ({
+      owner,
+      expires_at_ms: this.leases.get(owner)!,
+      bookings: BigInt([...this.requests.values()].filter((r) => r.owner === owner).length),
+    }));
   }
 
   /** `/route` may book only a rank that exists; the choice itself is the object's. */

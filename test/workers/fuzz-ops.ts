@@ -13,12 +13,19 @@ export const U64_MAX = 2n ** 64n - 1n;
 const WORKER_IDS = [1n, 7n, 2n ** 53n + 1n, U64_MAX];
 const REQUEST_IDS = ["a", "b", "c", "é€😀", "x".repeat(504)];
 const HASHES = [0n, 1n, 2n, 3n, 2n ** 63n, U64_MAX];
+/** Lease owners: one at the 256-byte limit, one with a slash, a space and a non-ASCII letter. */
+export const OWNERS = ["fe-1", "é/fe 2", "o".repeat(256)];
+/** Lease ttls, all longer than the fuzz test may run, so that no lease lapses during it. */
+const TTLS = [300_000n, 450_000n, 600_000n];
 
 const workerId = fc.constantFrom(...WORKER_IDS);
 const requestId = fc.constantFrom(...REQUEST_IDS);
 const prompt = fc.array(fc.constantFrom(...HASHES), { maxLength: 6 });
 const tokens = fc.constantFrom(0n, 1n, 5n, 1000n);
 const encoding = fc.constantFrom<Encoding>("json", "json", "msgpack");
+const owner = fc.constantFrom(...OWNERS);
+/** Most bookings are unowned, as most of the suite's are. */
+const maybeOwner = fc.option(owner, { nil: undefined, freq: 2 });
 
 export type ValidOp =
   | { kind: "register"; worker: ModelWorker; enc: Encoding }
@@ -26,8 +33,13 @@ export type ValidOp =
   | { kind: "add"; args: AddArgs; enc: Encoding; signed: boolean }
   | { kind: "prefill_complete" | "free"; id: string; enc: Encoding }
   | { kind: "potential_loads"; hashes: bigint[]; tokens: bigint; enc: Encoding }
-  | { kind: "route"; id: string; hashes: bigint[]; tokens: bigint; enc: Encoding }
-  | { kind: "batch"; ops: BatchSub[]; enc: Encoding };
+  | { kind: "route"; id: string; hashes: bigint[]; tokens: bigint; owner?: string; enc: Encoding }
+  | { kind: "batch"; ops: BatchSub[]; enc: Encoding }
+  | { kind: "lease"; owner: string; ttl: bigint; enc: Encoding }
+  | { kind: "end_lease"; owner: string };
+
+/** The operations with a body, which hostile requests are made from. */
+export type BodyOp = Exclude<ValidOp, { kind: "end_lease" }>;
 
 export type BatchSub = { op: "add"; args: AddArgs } | { op: "prefill_complete" | "free"; id: string };
 
@@ -48,6 +60,7 @@ const addArgs = fc.record({
   rank: fc.constantFrom(0n, 1n, 3n, 4n, 5n, 2n ** 32n - 3n, 2n ** 32n - 2n),
   hashes: prompt,
   tokens,
+  owner: maybeOwner,
 });
 
 const batchSub: fc.Arbitrary<BatchSub> = fc.oneof(
@@ -55,7 +68,8 @@ const batchSub: fc.Arbitrary<BatchSub> = fc.oneof(
   fc.record({ op: fc.constantFrom("prefill_complete" as const, "free" as const), id: requestId }),
 );
 
-export const validOp: fc.Arbitrary<ValidOp> = fc.oneof(
+/** Valid operations with a body (every one but `DELETE /leases/{owner}`): what hostile ones break. */
+export const bodyOp: fc.Arbitrary<BodyOp> = fc.oneof(
   { weight: 3, arbitrary: registerOp },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("unregister" as const), workerId, enc: encoding }) },
   {
@@ -91,6 +105,7 @@ export const validOp: fc.Arbitrary<ValidOp> = fc.oneof(
       id: requestId,
       hashes: prompt,
       tokens,
+      owner: maybeOwner,
       enc: encoding,
     }),
   },
@@ -102,6 +117,20 @@ export const validOp: fc.Arbitrary<ValidOp> = fc.oneof(
       enc: encoding,
     }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("lease" as const),
+      owner,
+      ttl: fc.constantFrom(...TTLS),
+      enc: encoding,
+    }),
+  },
+);
+
+export const validOp: fc.Arbitrary<ValidOp> = fc.oneof(
+  { weight: 14, arbitrary: bodyOp },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("end_lease" as const), owner }) },
 );
 
 /** A value that no field of its kind accepts, described as data: `raw` is JSON text, `bytes` a UTF-8 hole. */
@@ -136,6 +165,14 @@ const STRING_BAD: Bad[] = [
   { t: "value", v: { a: 1 } },
   { t: "notUtf8" },
 ];
+const OWNER_BAD = STRING_BAD;
+const TTL_BAD: Bad[] = [
+  ...UINT_BAD,
+  { t: "value", v: 0 },
+  { t: "value", v: 999 },
+  { t: "value", v: 600_001 },
+  { t: "raw", json: "1000.5", msgpack: 1000.5 },
+];
 const HASHES_BAD: Bad[] = [
   { t: "value", v: "1,2" },
   { t: "value", v: { 0: 1 } },
@@ -154,9 +191,17 @@ const OPS_BAD: Bad[] = [
   { t: "value", v: [{ op: "delete", request_id: "a" }] },
   { t: "value", v: [{ op: "free" }] },
   { t: "value", v: [{ request_id: "a" }] },
+  {
+    t: "value",
+    v: [{ op: "add", request_id: "a", worker_id: 1, dp_rank: 0, sequence_hashes: [], owner: "" }],
+  },
+  {
+    t: "value",
+    v: [{ op: "add", request_id: "a", worker_id: 1, dp_rank: 0, sequence_hashes: [], owner: 7 }],
+  },
 ];
 
-type Kind = "u64" | "u32" | "uint" | "name" | "id" | "hashes" | "ops";
+type Kind = "u64" | "u32" | "uint" | "name" | "id" | "hashes" | "ops" | "owner" | "ttl";
 /** Each route's fields: kind, and whether a missing or null value is refused. */
 export const FIELDS: Record<string, Record<string, [Kind, boolean]>> = {
   "/register": {
@@ -176,6 +221,7 @@ export const FIELDS: Record<string, Record<string, [Kind, boolean]>> = {
     dp_rank: ["u32", true],
     sequence_hashes: ["hashes", true],
     new_isl_tokens: ["uint", false],
+    owner: ["owner", false],
   },
   "/prefill_complete": { model_name: ["name", true], tenant_id: ["name", false], request_id: ["id", true] },
   "/free": { model_name: ["name", true], tenant_id: ["name", false], request_id: ["id", true] },
@@ -191,8 +237,15 @@ export const FIELDS: Record<string, Record<string, [Kind, boolean]>> = {
     request_id: ["id", true],
     sequence_hashes: ["hashes", true],
     new_isl_tokens: ["uint", false],
+    owner: ["owner", false],
   },
   "/batch": { model_name: ["name", true], tenant_id: ["name", false], ops: ["ops", true] },
+  "/leases": {
+    model_name: ["name", true],
+    tenant_id: ["name", false],
+    owner: ["owner", true],
+    ttl_ms: ["ttl", true],
+  },
 };
 
 const BAD_OF: Record<Kind, fc.Arbitrary<Bad>> = {
@@ -217,6 +270,15 @@ const BAD_OF: Record<Kind, fc.Arbitrary<Bad>> = {
   ),
   hashes: fc.constantFrom(...HASHES_BAD),
   ops: fc.constantFrom(...OPS_BAD),
+  owner: fc.oneof(
+    fc.constantFrom(...OWNER_BAD),
+    fc.record({
+      t: fc.constant("long" as const),
+      unit: fc.constantFrom("o", "é", "😀"),
+      count: fc.integer({ min: 257, max: 40_000 }),
+    }),
+  ),
+  ttl: fc.constantFrom(...TTL_BAD),
 };
 
 /** One change that makes a valid body unacceptable, with the status it must get. */

@@ -6,7 +6,7 @@
  */
 import { encode } from "@msgpack/msgpack";
 import { MAX_BODY_BYTES, MAX_HASHES_PER_CALL } from "../../durable-objects/limits";
-import { type BatchSub, type Encoding, type Mutation, U64_MAX, type ValidOp } from "./fuzz-ops";
+import { type BatchSub, type BodyOp, type Encoding, type Mutation, U64_MAX, type ValidOp } from "./fuzz-ops";
 import { toJson } from "./reliability-http";
 
 type Value = { js: unknown } | { json: string; msgpack: Uint8Array } | { notUtf8: true };
@@ -30,7 +30,7 @@ function hashesOf(hashes: bigint[], signed: boolean): bigint[] {
 
 function subWire(sub: BatchSub): object {
   if (sub.op !== "add") return { op: sub.op, request_id: sub.id };
-  const { id, workerId, rank, hashes, tokens } = sub.args;
+  const { id, workerId, rank, hashes, tokens, owner } = sub.args;
   return {
     op: "add",
     request_id: id,
@@ -38,6 +38,7 @@ function subWire(sub: BatchSub): object {
     dp_rank: rank,
     sequence_hashes: hashes,
     new_isl_tokens: tokens,
+    ...(owner !== undefined && { owner }),
   };
 }
 
@@ -69,6 +70,7 @@ export function validFields(op: ValidOp, model: string): { path: string; fields:
           sequence_hashes: hashesOf(a.hashes, op.signed),
           new_isl_tokens: a.tokens,
           tenant_id: "default",
+          ...(a.owner !== undefined && { owner: a.owner }),
         }),
       };
     }
@@ -83,10 +85,19 @@ export function validFields(op: ValidOp, model: string): { path: string; fields:
     case "route":
       return {
         path: "/route",
-        fields: f({ request_id: op.id, sequence_hashes: op.hashes, new_isl_tokens: op.tokens }),
+        fields: f({
+          request_id: op.id,
+          sequence_hashes: op.hashes,
+          new_isl_tokens: op.tokens,
+          ...(op.owner !== undefined && { owner: op.owner }),
+        }),
       };
     case "batch":
       return { path: "/batch", fields: f({ ops: op.ops.map(subWire) }) };
+    case "lease":
+      return { path: "/leases", fields: f({ owner: op.owner, ttl_ms: op.ttl }) };
+    case "end_lease":
+      throw new Error("DELETE /leases/{owner} has no body: see validRequest");
   }
 }
 
@@ -129,6 +140,15 @@ const CONTENT_TYPE: Record<Encoding, string> = { json: "application/json", msgpa
 
 /** A valid op as a request. */
 export function validRequest(op: ValidOp, model: string, accept: Encoding): WireRequest {
+  if (op.kind === "end_lease") {
+    const query = new URLSearchParams({ model_name: model, tenant_id: "default" });
+    return {
+      method: "DELETE",
+      path: `/leases/${encodeURIComponent(op.owner)}?${query}`,
+      headers: { accept: CONTENT_TYPE[accept] },
+      body: null,
+    };
+  }
   const { path, fields } = validFields(op, model);
   return {
     method: "POST",
@@ -154,7 +174,7 @@ function withField(fields: Field[], field: string, value: Value): Field[] {
  * A valid op's request with `mutation` applied, and the status it must get: a number, or 0 for "some
  * 4xx" where two rules may both apply first.
  */
-export function hostileRequest(base: ValidOp, mutation: Mutation, model: string, accept: Encoding) {
+export function hostileRequest(base: BodyOp, mutation: Mutation, model: string, accept: Encoding) {
   const request = validRequest(base, model, accept);
   const { fields } = validFields(base, model);
   const enc = base.enc;

@@ -3,7 +3,9 @@
  * by a plain model) with hostile requests: valid bodies broken by one mutation, random bytes and JSON,
  * stray paths and methods, odd query strings. Every hostile request must get a 4xx with an `error`
  * string (never a 5xx, never a hang), every valid one the model's status, and at the end the tracker
- * must hold exactly what the valid operations alone produce.
+ * must hold exactly what the valid operations alone produce: workers, loads and leases. Leases
+ * (`POST`/`DELETE /leases`) and the `owner` of bookings are among the operations and the fields
+ * broken, so a refused lease call or owned booking must change nothing either.
  */
 import { decode } from "@msgpack/msgpack";
 import { env, exports } from "cloudflare:workers";
@@ -11,7 +13,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { garbage, hostile, normalized, type Op, opArb, ROUTES, stray } from "./fuzz-arbitraries";
 import { FuzzModel, parseExact } from "./fuzz-model";
-import type { Encoding, ValidOp } from "./fuzz-ops";
+import { type Encoding, OWNERS, type ValidOp } from "./fuzz-ops";
 import { hostileRequest, validRequest, type WireRequest } from "./fuzz-wire";
 import { type Answer, listing, postJson, send } from "./reliability-http";
 
@@ -82,6 +84,7 @@ async function applyValid(model: FuzzModel, op: ValidOp, acceptAs: Encoding): Pr
     case "route": {
       if (model.blockSize === undefined) return expectAnswer(answer, 404, what);
       if (model.requests.has(op.id)) return expectAnswer(answer, 409, what);
+      if (op.owner !== undefined && !model.leases.has(op.owner)) return expectAnswer(answer, 404, what);
       expect(answer.status, `${what} → ${answer.text}`).toBe(201);
       const chosen = bodyOf(answer) as { worker_id: bigint; dp_rank: bigint };
       expect(model.canBook(op.id, chosen.worker_id, chosen.dp_rank), what).toBe(true);
@@ -92,7 +95,22 @@ async function applyValid(model: FuzzModel, op: ValidOp, acceptAs: Encoding): Pr
         hashes: op.hashes,
         tokens: op.tokens,
       };
-      expect(model.add(args, sentAt)).toBe(201);
+      expect(model.add({ ...args, ...(op.owner !== undefined && { owner: op.owner }) }, sentAt)).toBe(201);
+      return;
+    }
+    case "lease": {
+      expect(answer.status, `${what} → ${answer.text}`).toBe(200);
+      const body = bodyOf(answer) as { owner: string; expires_at_ms: bigint };
+      expect(body.owner, what).toBe(op.owner);
+      expect(body.expires_at_ms, what).toBeGreaterThanOrEqual(BigInt(sentAt) + op.ttl);
+      expect(model.renew(op.owner, body.expires_at_ms), `${what}: shortened`).toBe(true);
+      return;
+    }
+    case "end_lease": {
+      const { status, freed } = model.endLease(op.owner);
+      expect(answer.status, `${what} → ${answer.text}`).toBe(status);
+      if (status === 200) expect(bodyOf(answer), what).toEqual({ owner: op.owner, freed });
+      else expectClientError(answer, what);
       return;
     }
     case "batch": {
@@ -137,6 +155,32 @@ async function applyOp(model: FuzzModel, op: Op): Promise<void> {
       if (answer.status !== 200) expectClientError(answer, what);
       return;
     }
+    case "bad_end": {
+      const query = new URLSearchParams(
+        {
+          owner: [
+            ["model_name", model.model],
+            ["tenant_id", "default"],
+          ],
+          no_model: [["tenant_id", "default"]],
+          empty_model: [["model_name", ""]],
+          long_model: [["model_name", "m".repeat(257)]],
+          empty_tenant: [
+            ["model_name", model.model],
+            ["tenant_id", ""],
+          ],
+          disagree: [
+            ["model_name", model.model],
+            ["tenant_id", "default"],
+            ["routing_group", "other"],
+          ],
+        }[op.query] as [string, string][],
+      );
+      const path = `/leases/${op.owner}?${query}`;
+      const answer = await send("DELETE", path);
+      expectClientError(answer, `DELETE ${path.slice(0, 200)}`);
+      return;
+    }
     case "garbage": {
       const answer = await send("POST", op.path, { headers: { "content-type": op.type }, body: op.bytes });
       expectClientError(answer, `garbage ${op.path} ${op.type} ${answer.text.slice(0, 100)}`);
@@ -157,7 +201,19 @@ async function expectModelState(model: FuzzModel): Promise<void> {
         );
   expect(loads).toEqual(model.loadRows());
   if (counts !== undefined) expect(counts).toEqual(model.potentialRows([], 0n));
+  const leases = await send("GET", `/leases?${new URLSearchParams({ model_name: model.model })}`);
+  expect(parseExact(leases.text)).toEqual(model.leaseRows());
 }
+
+const worker = (workerId: bigint, dpStart: bigint) => ({ workerId, blockSize: 16n, dpStart, dpSize: 2n });
+const booking = (id: string, workerId: bigint, rank: bigint, owner: string | undefined) => ({
+  id,
+  workerId,
+  rank,
+  hashes: [1n, 2n ** 63n],
+  tokens: 5n,
+  owner,
+});
 
 describe("hostile input", () => {
   it(
@@ -176,6 +232,50 @@ describe("hostile input", () => {
         { numRuns: RUNS },
       );
       expect(runs).toBeGreaterThanOrEqual(RUNS);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "does the same on a tracker that starts with workers and leases, so owned bookings are made and freed",
+    async () => {
+      // Workers 1 (ranks 0, 1) and 7 (ranks 3, 4) and two live leases, so that owned bookings
+      // drawn from the same alphabets as above are often admitted, and deletes find them.
+      const preamble: Op[] = [
+        { kind: "valid", accept: "json", op: { kind: "register", enc: "json", worker: worker(1n, 0n) } },
+        { kind: "valid", accept: "json", op: { kind: "register", enc: "msgpack", worker: worker(7n, 3n) } },
+        ...OWNERS.slice(0, 2).map(
+          (owner): Op => ({
+            kind: "valid",
+            accept: "json",
+            op: { kind: "lease", owner, ttl: 600_000n, enc: "json" },
+          }),
+        ),
+        // Owned bookings under ids the operations below reuse, one of them from a batch.
+        {
+          kind: "valid",
+          accept: "json",
+          op: { kind: "add", enc: "json", signed: false, args: booking("a", 1n, 0n, OWNERS[0]) },
+        },
+        {
+          kind: "valid",
+          accept: "msgpack",
+          op: { kind: "add", enc: "msgpack", signed: true, args: booking("b", 7n, 3n, OWNERS[1]) },
+        },
+        {
+          kind: "valid",
+          accept: "json",
+          op: { kind: "batch", enc: "json", ops: [{ op: "add", args: booking("c", 7n, 4n, OWNERS[0]) }] },
+        },
+      ];
+      await fc.assert(
+        fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 40 }), async (ops) => {
+          const model = new FuzzModel(`fuzz-${crypto.randomUUID()}`);
+          for (const op of [...preamble, ...ops]) await applyOp(model, op);
+          await expectModelState(model);
+        }),
+        { numRuns: RUNS / 2 },
+      );
     },
     TIMEOUT_MS,
   );

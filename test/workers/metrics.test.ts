@@ -160,6 +160,85 @@ describe("GET /metrics", () => {
     expect(sampleValue(await scrape(m), "slot_tracker_live_requests", { model: m })).toBe(0);
   });
 
+  it("reports live leases, bookings by owner with the owner escaped, and bookings freed by a delete and a lapse", async () => {
+    // The clock is the test's, a day ahead (so the real alarm never fires during the test), and is
+    // moved past a lease's deadline before the alarm runs.
+    const t0 = Date.now() + 86_400_000;
+    const setNow = setClock(t0);
+    const m = `metrics-${crypto.randomUUID()}`;
+    const tracker = { replica: "primary", model: m, tenant: "default" };
+    const odd = 'fe"1\\pod\nblue';
+    await post("/register", `{"worker_id":1,"model_name":"${m}","block_size":4,"dp_start":0,"dp_size":2}`);
+    const lease = (owner: string, ttl: number) =>
+      post("/leases", JSON.stringify({ model_name: m, owner, ttl_ms: ttl }));
+    for (const [owner, ttl] of [
+      [odd, 10_000],
+      ["fe-2", 60_000],
+      ["idle", 60_000],
+    ] as const) {
+      expect((await lease(owner, ttl)).status).toBe(200);
+    }
+    const add = (id: string, owner?: string) =>
+      post(
+        "/add",
+        JSON.stringify({
+          model_name: m,
+          request_id: id,
+          worker_id: 1,
+          dp_rank: 0,
+          sequence_hashes: [1],
+          owner,
+        }),
+      );
+    for (const [id, owner] of [
+      ["a", odd],
+      ["b", odd],
+      ["c", "fe-2"],
+      ["plain", undefined],
+    ] as const) {
+      expect((await add(id, owner)).status).toBe(201);
+    }
+
+    const res = await worker.fetch(new Request(`http://x/metrics?${new URLSearchParams({ model_name: m })}`));
+    const text = await res.text();
+    expect(text).toContain(`owner="fe\\"1\\\\pod\\nblue"} 2\n`);
+    const parsed = parsePrometheus(text);
+    expect(parsed.types.get("slot_tracker_live_leases")).toBe("gauge");
+    expect(parsed.types.get("slot_tracker_owned_bookings")).toBe("gauge");
+    expect(parsed.types.get("slot_tracker_lease_freed_bookings_total")).toBe("counter");
+    expect(sampleValue(parsed, "slot_tracker_live_leases", tracker)).toBe(3);
+    // One series per owner with live bookings here: a lease that holds none has no series.
+    expect(
+      select(parsed, "slot_tracker_owned_bookings", tracker).map((s) => [s.labels.owner, s.value]),
+    ).toEqual([
+      [odd, 2],
+      ["fe-2", 1],
+    ]);
+    expect(sampleValue(parsed, "slot_tracker_lease_freed_bookings_total", tracker)).toBe(0);
+
+    // A delete frees at once.
+    const ended = await worker.fetch(
+      new Request(`http://x/leases/${encodeURIComponent("fe-2")}?model_name=${m}`, { method: "DELETE" }),
+    );
+    expect(await ended.json()).toEqual({ owner: "fe-2", freed: 1 });
+    const afterDelete = await scrape(m);
+    expect(sampleValue(afterDelete, "slot_tracker_live_leases", tracker)).toBe(2);
+    expect(sampleValue(afterDelete, "slot_tracker_owned_bookings", { ...tracker, owner: "fe-2" })).toBe(
+      undefined,
+    );
+    expect(sampleValue(afterDelete, "slot_tracker_lease_freed_bookings_total", tracker)).toBe(1);
+
+    // The odd owner's lease lapses and the alarm frees its two bookings; the unowned one stays.
+    setNow(t0 + 10_000);
+    expect(await runDurableObjectAlarm(trackerStub(tracker))).toBe(true);
+    const afterLapse = await scrape(m);
+    expect(sampleValue(afterLapse, "slot_tracker_live_leases", tracker)).toBe(1);
+    expect(select(afterLapse, "slot_tracker_owned_bookings", tracker)).toEqual([]);
+    expect(sampleValue(afterLapse, "slot_tracker_lease_freed_bookings_total", tracker)).toBe(3);
+    expect(sampleValue(afterLapse, "slot_tracker_expired_requests_total", tracker)).toBe(0);
+    expect(sampleValue(afterLapse, "slot_tracker_live_requests", tracker)).toBe(1);
+  });
+
   it("escapes backslash, quote and line feed in label values, and the parser reads them back", async () => {
     const m = `we"ird\\mod\nel-${crypto.randomUUID()}`;
     const body = JSON.stringify({

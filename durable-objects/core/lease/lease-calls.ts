@@ -5,7 +5,7 @@
  */
 import type { Result } from "../../types";
 import { fail, text } from "../messages";
-import { physicalMs } from "../replica/clock";
+import { firstTsOf, physicalMs } from "../replica/clock";
 import type { TrackerLimits, TrackerState } from "../tracker-state";
 import { applyCut } from "./lease-cuts";
 import type { LeaseGrant } from "./lease-table";
@@ -35,9 +35,15 @@ export function renewLease(
 
 /** `DELETE /leases/{owner}`: ends the lease now, freeing its bookings. */
 export function endLease(tracker: TrackerState, owner: string, now: number): Result<{ freed: number }> {
-  if (!tracker.leases.get(owner)?.liveAt(now)) {
+  const lease = tracker.leases.get(owner);
+  if (!lease?.liveAt(now)) {
     return fail("lease_not_found", text.leaseNotFound(tracker.model, tracker.tenant, owner));
   }
+  // A cut clips only the grants made before its millisecond (`lease-table.ts`): a delete in the
+  // millisecond of the newest grant must be cut at the next one, or it would end nothing. The
+  // clock moves there first, so the cut's key stays in its millisecond and no grant made here
+  // after the delete falls before it.
+  tracker.clock.observe(firstTsOf(lease.newestGrant()!.at + 1) - 1);
   const key = tracker.stamp(now);
   const at = physicalMs(key.ts);
   const freed = Math.max(0, applyCut(tracker, owner, at, now));

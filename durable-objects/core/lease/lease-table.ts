@@ -10,6 +10,8 @@
  *   whichever replica sees its deadline pass with no later grant records and ships as a cut.
  *
  * A cut at `c` clips every grant with `at < c`: such a grant no longer keeps the lease past `c`.
+ * (So a delete is cut after the millisecond of the newest grant, even one made in its own
+ * millisecond: `lease-calls.ts`.)
  * The lease is live at `now` iff some unclipped grant has `deadline > now`; its deadline is the
  * largest such. An owned booking carries the grant it was made under, and **is live iff no cut `c`
  * with `grant.at < c` exists** (and its other rules hold): a function of the booking and the cuts.
