@@ -82,10 +82,11 @@ describe("rolling restart", () => {
     );
     expect(batch).toEqual({ results: [{ status: 201 }, { status: 201 }] });
 
-    // fe-a dies: it never renews (its batch's answers are what shows it booked: no further read
-    // is made within its ttl, which a slow machine could overrun). Nothing calls the tracker until its bookings are gone from the
-    // object's book (read from memory: a read through its methods would expire lazily, and a
-    // batch's rows sit in the request journal), so only the alarm can have freed them.
+    // fe-a dies: it never renews. Its batch's answers show it booked; no further read is made
+    // within its ttl, which a slow machine could overrun. Nothing calls the tracker until its
+    // bookings are gone from the object's book (read from memory: a read through its methods
+    // would expire lazily, and a batch's rows sit in the request journal), so only the alarm can
+    // have freed them.
     const live = () =>
       runInDurableObject(stub, (instance) =>
         [...(instance as unknown as { tracker: Tracker }).tracker.book.requests.keys()].sort(),
