@@ -14,7 +14,17 @@ import { describe, expect, it } from "vitest";
 import { firstTsOf } from "../../durable-objects/core/replica/clock";
 import type { Tracker } from "../../durable-objects/core/tracker";
 import { send } from "../workers/reliability-http";
-import { converged, loads, post, registered, type Replica, REPLICAS, stubOf, unique } from "./fault-helpers";
+import {
+  converged,
+  loads,
+  post,
+  registered,
+  type Replica,
+  REPLICAS,
+  stubOf,
+  unique,
+  waitUntil,
+} from "./fault-helpers";
 
 const TTL = 8_000;
 const HEARTBEAT = TTL / 4;
@@ -42,10 +52,16 @@ async function renew(replica: Replica, model: string): Promise<number> {
   return (JSON.parse(answer.text) as { expires_at_ms: number }).expires_at_ms;
 }
 
-/** Waits until every replica lists the lease with `deadline` (each renewal reached them all). */
+/**
+ * Waits until every replica lists the lease with `deadline` and `bookings` (each renewal and booking
+ * reached them all). Not "until they agree": each replica holding only its own booking is agreement.
+ */
 async function everywhere(model: string, deadline: number, bookings: number): Promise<void> {
-  const listed = await converged((r) => leasesAt(r, model));
-  expect(listed).toEqual([{ owner: OWNER, expires_at_ms: deadline, bookings }]);
+  const expected = JSON.stringify([{ owner: OWNER, expires_at_ms: deadline, bookings }]);
+  await waitUntil(async () => {
+    const views = await Promise.all(REPLICAS.map((r) => leasesAt(r, model)));
+    return views.every((v) => JSON.stringify(v) === expected);
+  }, 60_000);
 }
 
 /** What a replica holds, read from its object's memory (no call that would expire anything lazily). */
