@@ -83,7 +83,7 @@ export interface TrackerMetrics {
   expiredRequests: number;
   /** Leases live now (SPEC §8). */
   liveLeases: number;
-  /** Live bookings of each owner that has any. */
+  /** Live bookings of each owner holding at least one. */
   bookingsByOwner: { owner: string; bookings: number }[];
   /** Owned bookings freed because their lease lapsed or was deleted. */
   lapsedBookings: number;

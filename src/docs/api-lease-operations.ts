@@ -9,7 +9,7 @@ import { selectionLeaseBody, selectionLeaseQuery } from "../schema/selection/lea
 import { type Operation, REPLICA_HEADER } from "./api-operation";
 
 const OWNER = {
-  owner: "The lease's owner (1..256 UTF-8 bytes), percent-encoded: any character may appear in it.",
+  owner: "The lease's owner (1..256 UTF-8 bytes), percent-encoded: every character may appear in it.",
 };
 const CAP = `The tracker holds its maximum of live leases (\`MAX_LEASES\`, default ${MAX_LEASES}): \`lease limit reached: at most {n} live leases per tracker\`.`;
 const RENEW = `Creates or renews the lease of \`owner\` (a frontend instance) for \`ttl_ms\` (${MIN_LEASE_TTL_MS}..${MAX_LEASE_TTL_MS}) from now, on this tracker; a tracker without workers holds leases too. A renewal never shortens a lease. While it lives, bookings made with this \`owner\` do not expire by age; renew every ttl/3 (the typed client's \`keepLease\` does).`;

@@ -25,7 +25,7 @@
  * renewal to take longer than 2·ttl/3 to reach a replica.
  *
  * Unclipped grants are kept as a staircase: later `at`, earlier `deadline` (a grant that another
- * grant has both a later time and a later deadline than can never matter: any cut that clips the
+ * grant has both a later time and a later deadline than can never matter: every cut that clips the
  * other clips it too). Renewals of one ttl keep one step.
  */
 import { MAX_LEASE_STEPS } from "../../limits";

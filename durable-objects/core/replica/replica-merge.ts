@@ -41,7 +41,7 @@ function mergeLeaseCut(tracker: TrackerState, owner: string, at: number, now: nu
  *   deadline (carried in the add: every replica expires it at the same moment) has not passed;
  * - its prefill is done iff a completion newer than the add exists;
  * - a registration of a worker id already registered here (a later incarnation replacing it,
- *   `incarnation.ts`, or one id registered at two replicas at once) merges as any other: the newest
+ *   `incarnation.ts`, or one id registered at two replicas at once) merges as every other does: the newest
  *   key wins, incarnation or not (the origin alone judged that), and the bookings held under the
  *   registration it replaces are set aside and placed again under it by the rule above. Those
  *   older than the new registration die: they belong to the life it ended, which its origin dropped
