@@ -51,6 +51,7 @@ const HEAP_EVERY = Number(process.env.SOAK_HEAP_EVERY ?? 5_000);
 const HEAP_SLOPE_KB = Number(process.env.SOAK_HEAP_SLOPE_KB ?? 100);
 /** A folder for heap snapshots at steady state and at the end, to diff what grew (DevTools' Memory tab). */
 const SNAPSHOTS = process.env.SOAK_HEAP_SNAPSHOTS;
+if (SNAPSHOTS) mkdirSync(SNAPSHOTS, { recursive: true });
 const REPLICAS = ["east", "west", "apac"];
 const LEASE_TTL_MS = Number(process.env.SOAK_LEASE_TTL_MS ?? 15_000);
 /** The frontend that dies halfway through the load. */
