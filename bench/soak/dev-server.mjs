@@ -95,7 +95,17 @@ export async function startDev(root, vars) {
     cwd: root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
+    // A registry of its own: wrangler and Miniflare reload their workers whenever the shared dev
+    // registry (~/.config/.wrangler/registry) changes, which any other `wrangler dev` or vitest
+    // pool on the machine does; each reload answers the requests in flight with a 503 ("Your
+    // worker restarted mid-request"), which a soak on a shared machine then counts as its own.
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      CI: "1",
+      WRANGLER_REGISTRY_PATH: join(persist, "registry"),
+      MINIFLARE_REGISTRY_PATH: join(persist, "registry"),
+    },
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
