@@ -18,7 +18,6 @@
 import type { StorageTier } from "../../../durable-objects/core/cache-index/cache-index";
 import { type BlockMmInfos, blockHashesWithSeed } from "../../../durable-objects/core/hashing/block-hashes";
 import { blockHashSeed } from "../../../durable-objects/core/hashing/block-seed";
-import { tokenBytes } from "../../../durable-objects/core/hashing/token-bytes";
 import type { KvClearedOp, KvOp, KvRemovedOp, KvStoredOp } from "../../../durable-objects/kv-event-types";
 import { explicitMmInfos, mmInfosFromExtraKeys, saltFromExtraKeys } from "./extra-keys";
 import type { EventFields } from "./fields";
@@ -117,7 +116,7 @@ function storedOp(fields: EventFields, context: EventContext): KvStoredOp | null
   };
   // The seed of reference selection §3.1: the event's LoRA name and cache salt, as a prompt's are.
   const seed = blockHashSeed(loraName, cacheSalt ?? saltFromExtraKeys(fields.extraKeys, loraName));
-  const localHashes = blockHashesWithSeed(tokenBytes(tokens!.words), windowing, seed);
+  const localHashes = blockHashesWithSeed(tokens!.bytes, windowing, seed);
   return { kind: "stored", tier, blockSize, engineHashes, parent, localHashes };
 }
 
