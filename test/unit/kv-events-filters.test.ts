@@ -55,6 +55,9 @@ describe("what Dynamo's event path leaves out", () => {
     expect(onlyOp(storedMap({ locality: "ELSEWHERE" }))).toBeNull();
     expect(onlyOp({ type: "BlockRemoved", block_hashes: [5], locality: "REMOTE" })).toBeNull();
     expect(stored(onlyOp(storedMap({ locality: "LOCAL" }))).tier).toBe("device");
+    // Empty is a value Dynamo does not know, not an absent one.
+    expect(onlyOp(storedMap({ locality: "" }))).toBeNull();
+    expect(onlyOp(storedMap({ ownership: "" }))).toBeNull();
     // The positional tail: group, kind, sliding window, locality, ownership.
     const tail = [...storedArray().slice(0, 9), 0, "full_attention", null, "REMOTE", null];
     expect(onlyOp(tail)).toBeNull();

@@ -58,8 +58,9 @@ function placement(fields: EventFields, place: Place): Placement {
   const group = isNil(fields.group) ? null : u32(fields.group);
   if (group === undefined) throw malformed(place, "group_idx must be a u32 or nil");
   const kind = textField(fields.specKind, "kv_cache_spec_kind", place);
-  const locality = textField(fields.locality, "locality", place);
-  const ownership = textField(fields.ownership, "ownership", place);
+  // Unlike the names above, an empty locality or ownership is one Dynamo does not know, not none.
+  const locality = rawText(fields.locality, "locality", place);
+  const ownership = rawText(fields.ownership, "ownership", place);
   const foreign = ownership !== null || (locality !== null && locality !== "LOCAL");
   return { tier: tierOf(medium), group, kind, foreign };
 }
@@ -133,13 +134,19 @@ function removedOp(fields: EventFields, context: EventContext): KvRemovedOp | nu
 }
 
 function clearedOp(fields: EventFields, context: EventContext): KvClearedOp | null {
-  return textField(fields.ownership, "ownership", context.place) === null ? { kind: "cleared" } : null;
+  return rawText(fields.ownership, "ownership", context.place) === null ? { kind: "cleared" } : null;
 }
 
 function textField(value: unknown, name: string, place: Place): string | null {
   const read = text(value);
   if (read === undefined) throw malformed(place, `${name} must be a string or nil`);
   return read;
+}
+
+function rawText(value: unknown, name: string, place: Place): string | null {
+  if (isNil(value)) return null;
+  if (typeof value !== "string") throw malformed(place, `${name} must be a string or nil`);
+  return value;
 }
 
 function hashList(value: unknown, place: Place): BigUint64Array {
