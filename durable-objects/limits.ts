@@ -78,3 +78,16 @@ export const MAX_LEASE_TTL_MS = 600_000;
 export const MAX_LEASE_STEPS = 8;
 /** `OWNED_REQUEST_MAX_AGE_SECONDS`: the age guard that still ends an owned booking whose lease lives. */
 export const DEFAULT_OWNED_REQUEST_MAX_AGE_SECONDS = 3_600;
+
+/**
+ * Engine KV events in one `POST /kv_events` call, over all its batches (SPEC §9). vLLM publishes one
+ * batch per scheduler step, usually a handful of events; a relay that batches a few hundred steps
+ * stays well under it, and the cap bounds what one call costs the decoder and the tracker object.
+ */
+export const MAX_KV_EVENTS_PER_CALL = 4_096;
+/**
+ * Blocks in one `POST /kv_events` call: the engine hashes of every stored and removed event kept,
+ * summed. Each stored block is hashed once from its tokens in the Worker; at 16 tokens a block the
+ * cap is a million tokens, the same bound as {@link MAX_HASHES_PER_CALL} on a booking.
+ */
+export const MAX_KV_BLOCKS_PER_CALL = 65_536;

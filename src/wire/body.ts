@@ -95,7 +95,8 @@ const NO_EXTENSIONS: ExtensionCodecType<undefined> = {
   },
 };
 
-const MSGPACK_OPTIONS = {
+/** How every MessagePack body is decoded: exact 64-bit integers, no extensions, string keys only. */
+export const MSGPACK_OPTIONS = {
   useBigInt64: true,
   extensionCodec: NO_EXTENSIONS,
   mapKeyConverter: (key: unknown): string => {
@@ -107,15 +108,19 @@ const MSGPACK_OPTIONS = {
   maxMapLength: MAX_BODY_BYTES,
 } as const;
 
+/** What a MessagePack decoding failure says about the body, in a client's words. */
+export function msgpackProblem(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  // The decoder reports a short buffer as a DataView bounds error.
+  return /outside the bounds|insufficient data/i.test(message) ? "unexpected end of data" : message;
+}
+
 function decodeMsgpack(bytes: Uint8Array): unknown {
   try {
     checkMsgpack(bytes);
     return decode(bytes, MSGPACK_OPTIONS);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    // The decoder reports a short buffer as a DataView bounds error.
-    const detail = /outside the bounds|insufficient data/i.test(message) ? "unexpected end of data" : message;
-    throw new HttpError(400, `invalid MessagePack body: ${detail}`);
+    throw new HttpError(400, `invalid MessagePack body: ${msgpackProblem(err)}`);
   }
 }
 
