@@ -34,6 +34,8 @@ const MAX_BATCHES_PER_RUN = 16;
  * Stream batches in flight to one peer: across regions a round trip takes tens of milliseconds, and
  * one batch per round trip would cap a peer at 256 events per round trip.
  */
+/** Bytes of events in one replication RPC: KV-event changes are large, and an RPC carries 32 MiB at most. */
+const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 const MAX_IN_FLIGHT = 4;
 /** A peer call that has not answered by then counts as failed (a late answer is harmless). */
 const PEER_TIMEOUT_MS = 10_000;
@@ -63,6 +65,8 @@ export class PeerSync {
       flushMs: options.flushMs,
       maxInFlight: MAX_IN_FLIGHT,
       maxBacklog: options.maxBacklog,
+      maxBatchBytes: MAX_BATCH_BYTES,
+      sizeOf: (entry) => entry.length,
     });
     options.store.onEmitted = (event) => {
       this.replicator.append(encodeEvent(event), Date.now());

@@ -32,6 +32,8 @@ export class Replicator<E> {
   private readonly encode: (event: ReplicaEvent) => E;
   private readonly snapshot: () => Iterator<ReplicaEvent>;
   private readonly random: () => number;
+  private readonly maxBatchBytes: number;
+  private readonly sizeOf: (entry: E) => number;
   private seq: number;
 
   constructor(options: ReplicatorOptions<E>) {
@@ -41,6 +43,8 @@ export class Replicator<E> {
     this.encode = options.encode;
     this.snapshot = options.snapshot;
     this.random = options.random ?? Math.random;
+    this.maxBatchBytes = options.maxBatchBytes ?? Number.POSITIVE_INFINITY;
+    this.sizeOf = options.sizeOf ?? (() => 0);
     this.seq = options.lastSeq ?? 0;
     this.options = {
       flushMs: options.flushMs,
@@ -112,7 +116,7 @@ export class Replicator<E> {
     const due = this.peerDueAt(peer);
     if (due === null || due > now) return null;
     if (peer.state === "resync") return this.snapshotPage(peer);
-    const entries = this.log.read(peer.sent, this.options.maxBatch);
+    const entries = this.withinBytes(this.log.read(peer.sent, this.options.maxBatch));
     if (entries.length === 0) {
       peer.queuedSince = null;
       return null;
@@ -263,16 +267,30 @@ export class Replicator<E> {
     const resync = peer.resync!;
     const events: E[] = [];
     let final = false;
-    while (events.length < this.options.maxBatch) {
+    let bytes = 0;
+    while (events.length < this.options.maxBatch && bytes < this.maxBatchBytes) {
       const next = resync.source.next();
       if (next.done) {
         final = true;
         break;
       }
-      events.push(this.encode(next.value));
+      const entry = this.encode(next.value);
+      events.push(entry);
+      bytes += this.sizeOf(entry);
     }
     peer.inFlight++;
     return this.batch(peer, "snapshot", 0, resync.upTo, final, events);
+  }
+
+  /** The leading entries within `maxBatchBytes` (the first one always). */
+  private withinBytes(entries: { seq: number; entry: E }[]): { seq: number; entry: E }[] {
+    if (this.maxBatchBytes === Number.POSITIVE_INFINITY) return entries;
+    let bytes = 0;
+    for (let i = 0; i < entries.length; i++) {
+      bytes += this.sizeOf(entries[i]!.entry);
+      if (bytes > this.maxBatchBytes && i > 0) return entries.slice(0, i);
+    }
+    return entries;
   }
 
   private batch(

@@ -59,6 +59,12 @@ export interface ReplicatorOptions<E> {
   /** Delay from the first queued event to its shipping, ms (`REPLICA_FLUSH_MS`). */
   flushMs: number;
   maxBatch?: number;
+  /**
+   * Bytes of one batch's entries at most (a batch holds one entry at least, whatever its size), with
+   * `sizeOf` to measure an entry: KV-event entries are large, and an RPC carries at most 32 MiB.
+   */
+  maxBatchBytes?: number;
+  sizeOf?: (entry: E) => number;
   /** Stream batches one peer may have in flight at once (snapshot pages go one at a time). */
   maxInFlight?: number;
   /** Unacknowledged events a peer may fall behind by before it is resynced by snapshot. */
