@@ -57,3 +57,14 @@ it("answers reads, append times and trims as the log does, within its capacity",
     { numRuns: 300 },
   );
 });
+
+it("keeps at most maxBytes of entries, the newest one always, and serves older reads from nothing", () => {
+  const tail = new OutboxTail(100, 1_000);
+  for (let seq = 1; seq <= 5; seq++) tail.push(seq, new Uint8Array(300), seq);
+  // 1,500 bytes pushed: the three newest (900 bytes) are kept.
+  expect(tail.read(0, 10)).toBeNull();
+  expect(tail.read(2, 10)?.map((e) => e.seq)).toEqual([3, 4, 5]);
+  tail.push(6, new Uint8Array(5_000), 6);
+  expect(tail.read(5, 10)?.map((e) => e.seq)).toEqual([6]);
+  expect(tail.read(4, 10)).toBeNull();
+});

@@ -195,3 +195,29 @@ it("a snapshot read across a merge that booked a request again keeps its prefill
   const seen = converged(sim);
   expect(seen.loads.map((l) => ("activePrefillTokens" in l ? l.activePrefillTokens : -1))).toEqual([10]);
 });
+
+it("cuts a stream batch at maxBatchBytes, and ships an entry larger than that alone", () => {
+  const replicator = new Replicator<Uint8Array>({
+    origin: "a",
+    incarnation: "a-1",
+    peers: ["b"],
+    log: new MemoryLog(),
+    encode: encodeEvent,
+    snapshot: () => [UNREGISTER].values(),
+    flushMs: 0,
+    maxBatchBytes: 100,
+    sizeOf: (entry) => entry.length,
+  });
+  for (const size of [40, 40, 40, 500, 10]) replicator.append(new Uint8Array(size), T0);
+  const sizes: number[][] = [];
+  for (let batch = replicator.takeBatch("b", T0); batch; batch = replicator.takeBatch("b", T0)) {
+    sizes.push(batch.events.map((e) => e.length));
+    replicator.acknowledge(
+      "b",
+      batch,
+      { status: "ok", applied: batch.firstSeq + batch.events.length - 1 },
+      T0,
+    );
+  }
+  expect(sizes).toEqual([[40, 40], [40], [500], [10]]);
+});
