@@ -6,10 +6,21 @@
 import { JsonFraction } from "../wire/json";
 import { invalid, node, type Schema } from "./schema";
 
-const U32_MAX = 0xffff_ffff;
+export const U32_MAX = 0xffff_ffff;
 export const U64_MAX = (1n << 64n) - 1n;
 export const I64_MIN = -(1n << 63n);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * Text read as Rust's `u64::from_str` reads it (decimal digits after an optional `+`, leading zeros
+ * allowed): the value, or undefined for anything else or out of range. For paths and query strings.
+ */
+export function decimalU64(raw: string): bigint | undefined {
+  const digits = (raw.startsWith("+") ? raw.slice(1) : raw).replace(/^0+(?=[0-9])/, "");
+  // 2^64 has 20 digits: a longer run is out of range, and is refused before BigInt parses it.
+  const id = /^[0-9]{1,20}$/.test(digits) ? BigInt(digits) : undefined;
+  return id !== undefined && id <= U64_MAX ? id : undefined;
+}
 
 /** An unsigned 32-bit integer (ranks, sizes, token counts). */
 export function u32(): Schema<number> {

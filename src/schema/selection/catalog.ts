@@ -14,7 +14,7 @@ import { MAX_CATALOG_TEXT_BYTES, MAX_NAME_BYTES } from "../../../durable-objects
 import { HttpError } from "../../http/errors";
 import { describe, type Infer, optional } from "../schema";
 import { object } from "../schema-composites";
-import { string } from "../schema-scalars";
+import { decimalU64, string } from "../schema-scalars";
 import {
   axumJsonBody,
   serdeBool,
@@ -120,18 +120,13 @@ export const workerListQuery = object({
   routing_group: optional(string({ minBytes: 0, maxBytes: MAX_NAME_BYTES })),
 });
 
-const U64_MAX = (1n << 64n) - 1n;
-
 /**
  * The `{worker_id}` path segment, read as Rust's `u64::from_str` reads it (decimal digits after an
  * optional `+`, leading zeros allowed); otherwise 400 with axum's `Path` rejection text.
  */
 export function workerIdParam(raw: string): bigint {
-  const digits = (raw.startsWith("+") ? raw.slice(1) : raw).replace(/^0+(?=[0-9])/, "");
-  // 2^64 has 20 digits: a longer run is out of range, and is refused before BigInt parses it.
-  const id = /^[0-9]{1,20}$/.test(digits) ? BigInt(digits) : undefined;
-  if (id === undefined || id > U64_MAX)
-    throw new HttpError(400, `Invalid URL: Cannot parse \`${raw}\` to a \`u64\``);
+  const id = decimalU64(raw);
+  if (id === undefined) throw new HttpError(400, `Invalid URL: Cannot parse \`${raw}\` to a \`u64\``);
   return id;
 }
 
