@@ -101,7 +101,7 @@ export class EventIndex implements CacheIndex {
     let attach = NONE;
     if (op.parent !== null) {
       const parent = BigInt.asUintN(64, op.parent);
-      if (r !== NONE) attach = tree.findEntry(r, lowWord(parent), highWord(parent));
+      if (r !== NONE) attach = tree.lookups.findEntry(r, lowWord(parent), highWord(parent));
       if (attach === NONE) return { stored: 0, orphaned: n, evicted: 0 };
     } else if (r === NONE) r = tree.ranks.intern(workerId, dpRank);
     tree.hold(r);
@@ -116,7 +116,7 @@ export class EventIndex implements CacheIndex {
       tree.hasher.child(pathLo, pathHi, local[2 * stored]!, local[2 * stored + 1]!);
       pathLo = tree.hasher.lo;
       pathHi = tree.hasher.hi;
-      let e = tree.findEntry(r, lo, hi);
+      let e = tree.lookups.findEntry(r, lo, hi);
       if (e !== NONE && !tree.isAt(e, pathLo, pathHi)) {
         if (tree.entries.isAncestorOrSelf(e, attach)) break;
         tree.removeSubtree(e);
@@ -141,7 +141,7 @@ export class EventIndex implements CacheIndex {
     let removed = 0;
     tree.hold(r);
     for (let j = 0; j < op.engineHashes.length; j++) {
-      const e = tree.findEntry(r, engine[2 * j]!, engine[2 * j + 1]!);
+      const e = tree.lookups.findEntry(r, engine[2 * j]!, engine[2 * j + 1]!);
       if (e === NONE || (tree.entries.tiers(e) & bit) === 0) continue;
       if (tree.clearTier(e, bit) === 0) removed += tree.removeSubtree(e);
     }
@@ -208,7 +208,7 @@ export class EventIndex implements CacheIndex {
     const { tree } = this;
     return {
       entries: tree.entries.size,
-      blocks: tree.nodeCount,
+      blocks: tree.lookups.nodes,
       ranks: tree.ranks.size,
       maxEntries: this.maxEntries,
       evicted: this.evicted,

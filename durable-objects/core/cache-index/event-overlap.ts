@@ -48,6 +48,7 @@ export class OverlapWalk {
     const { reached, phase, counts, held, touched, started } = this;
     const w = tree.entries.words;
     const hasher = tree.hasher;
+    const lookups = tree.lookups;
     let count = 0;
     let pathLo = 0;
     let pathHi = 0;
@@ -55,7 +56,7 @@ export class OverlapWalk {
       hasher.child(pathLo, pathHi, local[2 * i]!, local[2 * i + 1]!);
       pathLo = hasher.lo;
       pathHi = hasher.hi;
-      const first = tree.findNode(pathLo, pathHi);
+      const first = lookups.findNode(pathLo, pathHi);
       if (first === NONE) break;
       let t = 0;
       for (let e = first; e !== NONE; e = w[e * ENTRY_WORDS + NEXT_HOLDER]!) {

@@ -2,8 +2,7 @@
  * The event index's structure and its mutations, below the event rules of `event-index.ts`:
  *
  * - the entries (`event-entries.ts`), each a (rank, engine hash) with its node, tiers and age;
- * - the engine table: (rank, engine hash) → entry, how an event names a block;
- * - the path table: node path hash → the node's first holder, how a query finds a node;
+ * - the lookups by engine hash and by node (`event-lookups.ts`);
  * - the leaf queue (`leaf-queue.ts`), the order the cap evicts in;
  * - the ranks (`rank-table.ts`): a rank's `head` is its first root entry, its `count` its entries.
  *
@@ -19,7 +18,6 @@ import {
   FIRST_CHILD,
   GROUP,
   META,
-  NEXT_HOLDER,
   NEXT_SIB,
   PATH,
   PREV_SIB,
@@ -27,9 +25,8 @@ import {
   TIER_SHIFT,
   UNDER_ROOT,
 } from "./event-entries";
-import { EMPTY, finish, mix } from "./id-table";
+import { EventLookups } from "./event-lookups";
 import { LeafQueue } from "./leaf-queue";
-import { PackedIdTable } from "./packed-id-table";
 import { PathHasher } from "./path-hash";
 import { RankTable } from "./rank-table";
 
@@ -38,64 +35,18 @@ export class EventTree {
   readonly ranks = new RankTable();
   readonly queue: LeafQueue;
   readonly hasher: PathHasher;
-  private readonly engines: PackedIdTable;
-  private readonly nodes: PackedIdTable;
+  readonly lookups: EventLookups;
 
-  constructor(
-    private readonly seed: number,
-    initialEntries: number,
-    maxEntries: number,
-  ) {
+  constructor(seed: number, initialEntries: number, maxEntries: number) {
     const entries = new EventEntries(initialEntries, maxEntries);
     this.entries = entries;
     this.queue = new LeafQueue(entries);
     this.hasher = new PathHasher(seed);
-    const slots = Math.ceil(initialEntries / 0.6);
-    this.engines = new PackedIdTable((e) => {
-      const o = e * ENTRY_WORDS;
-      const w = entries.words;
-      return this.engineKey(w[o + META]! & RANK_MASK, w[o + ENGINE]!, w[o + ENGINE + 1]!);
-    }, slots);
-    this.nodes = new PackedIdTable((e) => {
-      const o = e * ENTRY_WORDS;
-      return this.pathKey(entries.words[o + PATH]!, entries.words[o + PATH + 1]!);
-    }, slots);
-  }
-
-  /** Distinct nodes held. */
-  get nodeCount(): number {
-    return this.nodes.size;
+    this.lookups = new EventLookups(entries, seed, initialEntries);
   }
 
   get bytes(): number {
-    return this.entries.bytes + this.engines.bytes + this.nodes.bytes + this.ranks.bytes + this.queue.bytes;
-  }
-
-  /** The entry of engine hash (`lo`, `hi`) on rank `r`, or -1. */
-  findEntry(r: number, lo: number, hi: number): number {
-    const table = this.engines;
-    const w = this.entries.words;
-    const hash = this.engineKey(r, lo, hi);
-    for (let s = table.home(hash); ; s = table.next(s)) {
-      const e = table.candidate(s, hash);
-      if (e === EMPTY) return NONE;
-      const o = e * ENTRY_WORDS;
-      if (e >= 0 && w[o + ENGINE] === lo && w[o + ENGINE + 1] === hi && (w[o + META]! & RANK_MASK) === r) {
-        return e;
-      }
-    }
-  }
-
-  /** The first holder of the node at path (`lo`, `hi`), or -1. */
-  findNode(lo: number, hi: number): number {
-    const table = this.nodes;
-    const w = this.entries.words;
-    const hash = this.pathKey(lo, hi);
-    for (let s = table.home(hash); ; s = table.next(s)) {
-      const e = table.candidate(s, hash);
-      if (e === EMPTY) return NONE;
-      if (e >= 0 && w[e * ENTRY_WORDS + PATH] === lo && w[e * ENTRY_WORDS + PATH + 1] === hi) return e;
-    }
+    return this.entries.bytes + this.lookups.bytes + this.ranks.bytes + this.queue.bytes;
   }
 
   /** The age of entry `e`: the latest `at` of the stores that named it (epoch ms). */
@@ -161,16 +112,7 @@ export class EventTree {
     }
     w[o + NEXT_SIB] = first;
     if (first !== NONE) w[first * ENTRY_WORDS + PREV_SIB] = e;
-    const holder = this.findNode(pathLo, pathHi);
-    if (holder === NONE) {
-      w[o + NEXT_HOLDER] = NONE;
-      this.fillSlot(this.nodes, e, this.pathKey(pathLo, pathHi));
-    } else {
-      // After the node's first holder, so the path table's slot stays as it is.
-      w[o + NEXT_HOLDER] = w[holder * ENTRY_WORDS + NEXT_HOLDER]!;
-      w[holder * ENTRY_WORDS + NEXT_HOLDER] = e;
-    }
-    this.fillSlot(this.engines, e, this.engineKey(r, lo, hi));
+    this.lookups.add(e);
     this.queue.join(e, at);
     ranks.count[r]!++;
     return e;
@@ -252,23 +194,7 @@ export class EventTree {
     const w = entries.words;
     const o = e * ENTRY_WORDS;
     const r = w[o + META]! & RANK_MASK;
-    const lo = w[o + ENGINE]!;
-    const hi = w[o + ENGINE + 1]!;
-    const engineHash = this.engineKey(r, lo, hi);
-    this.engines.deleteAt(this.engines.slotOf(e, engineHash));
-    const pathLo = w[o + PATH]!;
-    const pathHi = w[o + PATH + 1]!;
-    const first = this.findNode(pathLo, pathHi);
-    if (first === e) {
-      const slot = this.nodes.slotOf(e, this.pathKey(pathLo, pathHi));
-      const next = w[o + NEXT_HOLDER]!;
-      if (next === NONE) this.nodes.deleteAt(slot);
-      else this.nodes.replace(slot, next);
-    } else {
-      let h = first;
-      while (w[h * ENTRY_WORDS + NEXT_HOLDER] !== e) h = w[h * ENTRY_WORDS + NEXT_HOLDER]!;
-      w[h * ENTRY_WORDS + NEXT_HOLDER] = w[o + NEXT_HOLDER]!;
-    }
+    this.lookups.remove(e);
     if (w[o + GROUP] !== NONE) this.queue.leave(e);
     entries.free(e);
     if (--ranks.count[r]! === 0) ranks.release(r);
@@ -278,19 +204,5 @@ export class EventTree {
   private makeInner(e: number): void {
     const age = this.queue.leave(e);
     this.entries.ages[6 * e + 5] = age;
-  }
-
-  private fillSlot(table: PackedIdTable, e: number, hash: number): void {
-    let s = table.home(hash);
-    while (table.candidate(s, hash) !== EMPTY) s = table.next(s);
-    table.fill(s, e, hash);
-  }
-
-  private engineKey(r: number, lo: number, hi: number): number {
-    return finish(mix(mix(mix(this.seed, lo), hi), r));
-  }
-
-  private pathKey(lo: number, hi: number): number {
-    return finish(mix(mix(this.seed ^ 0x68e31da4, lo), hi));
   }
 }
