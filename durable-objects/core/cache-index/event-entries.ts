@@ -10,7 +10,7 @@
  *   (`-2 - parent`, or -1 under the rank's root, whose list starts at `RankTable.head`), so a
  *   record needs no parent word: unlinking is O(1) and only a first child has to find its parent.
  * - `NEXT_HOLDER`: the next entry of the same node (another rank, or the same rank under another
- *   engine hash), the list the overlap walk reads; the node's first holder is in the path table.
+ *   engine hash) in the node's ring of holders, which the overlap walk reads (`event-lookups.ts`).
  * - A leaf is in the leaf queue (`leaf-queue.ts`): `GROUP` is its age group and `QNEXT` / `QPREV`
  *   its links there. An entry with children is in no queue: `GROUP` is -1 and the two link words
  *   hold its age as a float64 (the record is 48 bytes, so word 10 is 8-byte aligned).
@@ -69,10 +69,6 @@ export class EventEntries {
 
   nextSibling(e: number): number {
     return this.words[e * ENTRY_WORDS + NEXT_SIB]!;
-  }
-
-  nextHolder(e: number): number {
-    return this.words[e * ENTRY_WORDS + NEXT_HOLDER]!;
   }
 
   isLeaf(e: number): boolean {

@@ -3,12 +3,13 @@
  * (`packed-id-table.ts`), so neither keeps a key of its own:
  *
  * - by name: (rank, engine hash) → entry, how an event names a block;
- * - by node: path hash → the node's first holder, how a query finds a node; the node's other
- *   holders follow through the entries' `NEXT_HOLDER` words, newest after the first, so adding a
- *   holder leaves the table alone. A node is in the table while some entry holds it.
+ * - by node: path hash → one holder of the node, how a query finds a node. A node's holders are a
+ *   ring through the entries' `NEXT_HOLDER` words, so any holder leads to all of them: the overlap
+ *   walk finds the next node from a holder's first child, without the table, and adding a holder
+ *   leaves the table alone. A node is in the table while some entry holds it.
  *
- * Removing a holder that is not the first walks the node's list: one step per rank holding the
- * node, which is short except for prefixes that many ranks share, and those are the last to go.
+ * Removing a holder walks the ring to its predecessor: one step per entry holding the node, which
+ * is short except for prefixes that many ranks share, and those are the last to go.
  */
 import { NONE } from "./arrays";
 import { ENGINE, ENTRY_WORDS, type EventEntries, META, NEXT_HOLDER, PATH, RANK_MASK } from "./event-entries";
@@ -60,27 +61,36 @@ export class EventLookups {
     }
   }
 
-  /** The first holder of the node at path (`lo`, `hi`), or -1. */
+  /** A holder of the node at path (`lo`, `hi`), or -1. */
   findNode(lo: number, hi: number): number {
+    const s = this.nodeSlot(lo, hi);
+    return s === NONE ? NONE : this.byNode.idAt(s);
+  }
+
+  /** The path table's slot of the node at path (`lo`, `hi`), or -1. */
+  private nodeSlot(lo: number, hi: number): number {
     const table = this.byNode;
     const w = this.entries.words;
     const hash = this.nodeKey(lo, hi);
     for (let s = table.home(hash); ; s = table.next(s)) {
       const e = table.candidate(s, hash);
       if (e === EMPTY) return NONE;
-      if (e >= 0 && w[e * ENTRY_WORDS + PATH] === lo && w[e * ENTRY_WORDS + PATH + 1] === hi) return e;
+      if (e >= 0 && w[e * ENTRY_WORDS + PATH] === lo && w[e * ENTRY_WORDS + PATH + 1] === hi) return s;
     }
   }
 
-  /** Files new entry `e`, whose record is written, under its name and as a holder of its node. */
-  add(e: number): void {
+  /**
+   * Files new entry `e`, whose record is written, under its name and as a holder of its node;
+   * `fresh` says its node is known to be new (no probe for it then).
+   */
+  add(e: number, fresh: boolean): void {
     const w = this.entries.words;
     const o = e * ENTRY_WORDS;
     const lo = w[o + PATH]!;
     const hi = w[o + PATH + 1]!;
-    const first = this.findNode(lo, hi);
+    const first = fresh ? NONE : this.findNode(lo, hi);
     if (first === NONE) {
-      w[o + NEXT_HOLDER] = NONE;
+      w[o + NEXT_HOLDER] = e;
       fill(this.byNode, e, this.nodeKey(lo, hi));
     } else {
       w[o + NEXT_HOLDER] = w[first * ENTRY_WORDS + NEXT_HOLDER]!;
@@ -95,19 +105,16 @@ export class EventLookups {
     const o = e * ENTRY_WORDS;
     const name = this.nameKey(w[o + META]! & RANK_MASK, w[o + ENGINE]!, w[o + ENGINE + 1]!);
     this.byName.deleteAt(this.byName.slotOf(e, name));
-    const lo = w[o + PATH]!;
-    const hi = w[o + PATH + 1]!;
-    const first = this.findNode(lo, hi);
-    if (first === e) {
-      const slot = this.byNode.slotOf(e, this.nodeKey(lo, hi));
-      const next = w[o + NEXT_HOLDER]!;
-      if (next === NONE) this.byNode.deleteAt(slot);
-      else this.byNode.replace(slot, next);
+    const next = w[o + NEXT_HOLDER]!;
+    const slot = this.nodeSlot(w[o + PATH]!, w[o + PATH + 1]!);
+    if (next === e) {
+      this.byNode.deleteAt(slot);
       return;
     }
-    let h = first;
+    let h = next;
     while (w[h * ENTRY_WORDS + NEXT_HOLDER] !== e) h = w[h * ENTRY_WORDS + NEXT_HOLDER]!;
-    w[h * ENTRY_WORDS + NEXT_HOLDER] = w[o + NEXT_HOLDER]!;
+    w[h * ENTRY_WORDS + NEXT_HOLDER] = next;
+    if (this.byNode.idAt(slot) === e) this.byNode.replace(slot, next);
   }
 
   private nameKey(r: number, lo: number, hi: number): number {

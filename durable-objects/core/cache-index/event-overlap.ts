@@ -12,12 +12,14 @@
  * it stopped. A rank holding a node under two engine hashes (tokens that hash alike, blocks that
  * differ) holds the union of their tiers there.
  *
- * Cost: per query block one path step and one table probe, plus one step per holder of the node;
- * nothing scales with the index's size but the probe's cache misses.
+ * Cost: per query block one path step and one step per holder of the node. The node is found from
+ * the previous node's holder's first child when that is it (a chain the engine stored in one run,
+ * whose records are adjacent), else by the path table: so a walk along a stored prompt reads its
+ * records nearly in order, and the index's size shows only in the probes where chains branch.
  */
 import { NONE } from "./arrays";
 import type { RankOverlap } from "./cache-index";
-import { ENTRY_WORDS, META, NEXT_HOLDER, RANK_MASK, TIER_SHIFT } from "./event-entries";
+import { ENTRY_WORDS, FIRST_CHILD, META, NEXT_HOLDER, PATH, RANK_MASK, TIER_SHIFT } from "./event-entries";
 import type { EventTree } from "./event-tree";
 import { compareRanks } from "./rank-table";
 
@@ -52,21 +54,34 @@ export class OverlapWalk {
     let count = 0;
     let pathLo = 0;
     let pathHi = 0;
+    /** A holder at the last node of a rank still matching: its first child is likely the next node. */
+    let hint = NONE;
     for (let i = 0; i < n; i++) {
       hasher.child(pathLo, pathHi, local[2 * i]!, local[2 * i + 1]!);
       pathLo = hasher.lo;
       pathHi = hasher.hi;
-      const first = lookups.findNode(pathLo, pathHi);
-      if (first === NONE) break;
+      let first = hint === NONE ? NONE : w[hint * ENTRY_WORDS + FIRST_CHILD]!;
+      if (
+        first === NONE ||
+        w[first * ENTRY_WORDS + PATH] !== pathLo ||
+        w[first * ENTRY_WORDS + PATH + 1] !== pathHi
+      ) {
+        first = lookups.findNode(pathLo, pathHi);
+        if (first === NONE) break;
+      }
       let t = 0;
-      for (let e = first; e !== NONE; e = w[e * ENTRY_WORDS + NEXT_HOLDER]!) {
+      let e = first;
+      do {
         const meta = w[e * ENTRY_WORDS + META]!;
         const r = meta & RANK_MASK;
         // A rank continues only if it held every block before this one.
-        if (reached[r] !== i) continue;
-        if (held[r] === 0) touched[t++] = r;
-        held[r] = held[r]! | (meta >>> TIER_SHIFT);
-      }
+        if (reached[r] === i) {
+          if (held[r] === 0) touched[t++] = r;
+          held[r] = held[r]! | (meta >>> TIER_SHIFT);
+          hint = e;
+        }
+        e = w[e * ENTRY_WORDS + NEXT_HOLDER]!;
+      } while (e !== first);
       let advanced = false;
       for (let k = 0; k < t; k++) {
         const r = touched[k]!;

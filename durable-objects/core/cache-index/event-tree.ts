@@ -18,6 +18,7 @@ import {
   FIRST_CHILD,
   GROUP,
   META,
+  NEXT_HOLDER,
   NEXT_SIB,
   PATH,
   PREV_SIB,
@@ -99,6 +100,14 @@ export class EventTree {
     w[o + PATH] = pathLo;
     w[o + PATH + 1] = pathHi;
     w[o + FIRST_CHILD] = NONE;
+    // Queued before its parent leaves the queue, so a run's age group never empties on the way.
+    this.queue.join(e, at);
+    // Every holder of a node hangs from a holder of its parent's node: under a childless sole
+    // holder, as every block of a new tail is, the node is new without a probe of the path table.
+    const fresh =
+      parent !== NONE &&
+      w[parent * ENTRY_WORDS + FIRST_CHILD] === NONE &&
+      w[parent * ENTRY_WORDS + NEXT_HOLDER] === parent;
     let first: number;
     if (parent === NONE) {
       first = ranks.head[r]!;
@@ -112,8 +121,7 @@ export class EventTree {
     }
     w[o + NEXT_SIB] = first;
     if (first !== NONE) w[first * ENTRY_WORDS + PREV_SIB] = e;
-    this.lookups.add(e);
-    this.queue.join(e, at);
+    this.lookups.add(e, fresh);
     ranks.count[r]!++;
     return e;
   }

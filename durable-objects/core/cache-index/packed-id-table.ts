@@ -61,6 +61,11 @@ export class PackedIdTable {
     if (++this.size > this.limit) this.rehash(Math.ceil(this.length * 1.5));
   }
 
+  /** The id in occupied `slot`. */
+  idAt(slot: number): number {
+    return (this.slots[slot]! & ID_MASK) - 1;
+  }
+
   /** Puts `id` in place of the id in `slot`, whose key it shares (another holder of one node). */
   replace(slot: number, id: number): void {
     this.slots[slot] = (this.slots[slot]! & ~ID_MASK) | (id + 1);
@@ -93,19 +98,35 @@ export class PackedIdTable {
     return this.slots.byteLength;
   }
 
+  /**
+   * Re-places every id in a table of `length` slots, in ascending id order: the ids are marked in a
+   * bitmap (an eighth of a byte an id, so it stays in cache) and their records read in order, not
+   * at random in slot order. Reading each record's hash was most of the cost of growing.
+   */
   private rehash(length: number): void {
     const old = this.slots;
+    let maxId = 0;
+    for (let s = 0; s < old.length; s++) if ((old[s]! & ID_MASK) > maxId) maxId = old[s]! & ID_MASK;
+    const marks = new Int32Array((maxId >>> 5) + 1);
+    for (let s = 0; s < old.length; s++) {
+      const v = old[s]!;
+      if (v === 0) continue;
+      const id = (v & ID_MASK) - 1;
+      marks[id >>> 5] = marks[id >>> 5]! | (1 << (id & 31));
+    }
     this.length = length;
     this.slots = new Int32Array(length);
     this.scale = length / TWO_32;
     this.limit = Math.floor(length * MAX_LOAD);
     const slots = this.slots;
-    for (let s = 0; s < old.length; s++) {
-      const v = old[s]!;
-      if (v === 0) continue;
-      let slot = this.home(this.hashOf((v & ID_MASK) - 1));
-      while (slots[slot] !== 0) slot = this.next(slot);
-      slots[slot] = v;
+    for (let k = 0; k < marks.length; k++) {
+      for (let bits = marks[k]!; bits !== 0; bits &= bits - 1) {
+        const id = (k << 5) | (31 - Math.clz32(bits & -bits));
+        const hash = this.hashOf(id);
+        let slot = this.home(hash);
+        while (slots[slot] !== 0) slot = this.next(slot);
+        slots[slot] = ((hash & 0xff) << 24) | (id + 1);
+      }
     }
   }
 }
