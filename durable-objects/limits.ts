@@ -61,6 +61,11 @@ export const DEFAULT_ROUTER_TTL_SECS = 120;
  * reaches it before the TTL does; its `evicted` figure says so.
  */
 export const MAX_CACHE_INDEX_ENTRIES = 200_000;
+/**
+ * (Block, rank) entries one tracker's engine-event cache index holds before the oldest leaves are
+ * evicted (SPEC §9; `core/cache-index/event-index.ts`). Placeholder until measured.
+ */
+export const MAX_CACHED_BLOCKS = 500_000;
 
 /** Live leases one tracker holds before `POST /leases` answers 429 (wrangler var `MAX_LEASES`). */
 export const MAX_LEASES = 1_024;
