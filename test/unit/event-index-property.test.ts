@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { sequenceHashes } from "../../durable-objects/core/hashing/sequence-hashes";
 import { describe, expect, it } from "vitest";
 import type { StorageTier } from "../../durable-objects/core/cache-index/cache-index";
 import { EventIndex } from "../../durable-objects/core/cache-index/event-index";
@@ -92,9 +93,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 
 const capArb = fc.constantFrom(2, 5, 12, 10_000);
 
+/** A query as the selection API makes one: its local hashes and their public chain. */
 const query = (locals: BigUint64Array) => ({
   localHashes: locals,
-  sequenceHashes: new BigUint64Array(locals.length),
+  sequenceHashes: sequenceHashes(locals),
 });
 
 function counters(ix: EventIndex) {

@@ -1,10 +1,11 @@
 /**
- * The event index's entries: one per (rank, engine block hash), each a record of 12 int32 words
- * (48 bytes), no object or bigint per entry:
+ * The event index's entries: one per (rank, engine block hash), each a record of 14 int32 words
+ * (56 bytes), no object or bigint per entry:
  *
  * - `META`: the rank's id (low 20 bits) and the tiers holding the block (bits 20–23, one per
  *   `StorageTier`); -1 marks a free record, whose `FIRST_CHILD` word chains the free ids.
- * - `ENGINE`, `PATH`: the engine's hash of the block and the path hash of its node (`path-hash.ts`).
+ * - `ENGINE`, `PATH`, `LOCAL`: the engine's hash of the block, the path hash of its node (its
+ *   prefix's public sequence hash, `path-hash.ts`) and its tokens' public local hash.
  * - The rank's own tree, as the engine chained it by parent hash: `FIRST_CHILD`, and `NEXT_SIB` /
  *   `PREV_SIB` in the parent's list of children. A first child's `PREV_SIB` names its parent
  *   (`-2 - parent`, or -1 under the rank's root, whose list starts at `RankTable.head`), so a
@@ -13,7 +14,7 @@
  *   engine hash) in the node's ring of holders, which the overlap walk reads (`event-lookups.ts`).
  * - A leaf is in the leaf queue (`leaf-queue.ts`): `GROUP` is its age group and `QNEXT` / `QPREV`
  *   its links there. An entry with children is in no queue: `GROUP` is -1 and the two link words
- *   hold its age as a float64 (the record is 48 bytes, so word 10 is 8-byte aligned).
+ *   hold its age as a float64 (the record is 56 bytes, so word 10 is 8-byte aligned).
  */
 import { grown, NONE, nextCapacity } from "./arrays";
 import { MAX_PACKED_IDS } from "./packed-id-table";
@@ -28,7 +29,11 @@ export const NEXT_HOLDER = 8;
 export const GROUP = 9;
 export const QNEXT = 10;
 export const QPREV = 11;
-export const ENTRY_WORDS = 12;
+export const LOCAL = 12;
+export const ENTRY_WORDS = 14;
+/** An inner entry's age is `ages[AGE_STRIDE * e + AGE_SLOT]`: words 10–11 of its record as a float64. */
+export const AGE_STRIDE = ENTRY_WORDS / 2;
+export const AGE_SLOT = QNEXT / 2;
 
 export const RANK_MASK = 0xfffff;
 export const TIER_SHIFT = 20;
@@ -36,9 +41,9 @@ export const TIER_SHIFT = 20;
 export const UNDER_ROOT = -1;
 
 export class EventEntries {
-  /** Entry `e`'s record is `words[12e .. 12e + 12)`. */
+  /** Entry `e`'s record is `words[14e .. 14e + 14)`. */
   words: Int32Array;
-  /** A float64 view of `words`: an inner entry's age is `ages[6e + 5]`. */
+  /** A float64 view of `words`: an inner entry's age is `ages[AGE_STRIDE * e + AGE_SLOT]`. */
   ages: Float64Array;
   capacity: number;
   size = 0;
@@ -91,6 +96,11 @@ export class EventEntries {
 
   engineHash(e: number): bigint {
     return this.u64At(e, ENGINE);
+  }
+
+  /** The public local hash of entry `e`'s block. */
+  localHash(e: number): bigint {
+    return this.u64At(e, LOCAL);
   }
 
   allocate(): number {

@@ -7,12 +7,11 @@
  * as `at` gives them that age back (`applyStored` keeps the later of an entry's age and `at`). An
  * entry held in two tiers is in a run of each. A chain's runs come out in the order they start, so
  * a run's parent is held by the time it is applied: it is in an earlier run of the chain, or in the
- * chain above, whose runs all came out before this chain began. Cost O(entries) with no map; the
- * local hashes come back from the paths (`PathHasher.local`).
+ * chain above, whose runs all came out before this chain began. Cost O(entries) with no map.
  */
 import { NONE } from "./arrays";
 import type { RouterEvent, StorageTier } from "./cache-index";
-import { ENTRY_WORDS, PATH } from "./event-entries";
+import { ENTRY_WORDS, LOCAL } from "./event-entries";
 import type { EventTree } from "./event-tree";
 import { dumpEvents } from "./index-dump";
 
@@ -40,7 +39,7 @@ interface OpenRun {
 
 /** Rank `r`'s holdings as runs; the index must not change while they are read. */
 export function* heldRuns(tree: EventTree, r: number): Generator<KvHeldRun> {
-  const { entries, hasher } = tree;
+  const { entries } = tree;
   const w = entries.words;
   const stack: number[] = [];
   for (let e = tree.ranks.head[r]!; e !== NONE; e = entries.nextSibling(e)) stack.push(e, NONE);
@@ -54,13 +53,6 @@ export function* heldRuns(tree: EventTree, r: number): Generator<KvHeldRun> {
       const tiers = entries.tiers(x);
       const age = tree.ageOf(x);
       const o = x * ENTRY_WORDS;
-      const po = prev * ENTRY_WORDS;
-      hasher.local(
-        w[o + PATH]!,
-        w[o + PATH + 1]!,
-        prev === NONE ? 0 : w[po + PATH]!,
-        prev === NONE ? 0 : w[po + PATH + 1]!,
-      );
       for (let t = 0; t < TIERS.length; t++) {
         if ((tiers & (1 << t)) === 0) {
           open[t] = null;
@@ -79,7 +71,7 @@ export function* heldRuns(tree: EventTree, r: number): Generator<KvHeldRun> {
           pending.push(run);
         }
         run.engine.push(w[o + 1]!, w[o + 2]!);
-        run.local.push(hasher.lo, hasher.hi);
+        run.local.push(w[o + LOCAL]!, w[o + LOCAL + 1]!);
       }
       const first = entries.firstChild(x);
       if (first !== NONE)
@@ -105,8 +97,7 @@ function heldRunOf(run: OpenRun): KvHeldRun {
  * lower tier continues the device run in Dynamo. Event ids are the caller's to renumber.
  */
 export function rankDump(tree: EventTree, r: number): RouterEvent[] {
-  const { entries, hasher, ranks } = tree;
-  const w = entries.words;
+  const { entries, ranks } = tree;
   const info = new Map<number, { depth: number; parent: bigint; local: bigint }>();
   const held: number[][] = TIERS.map(() => []);
   const stack: number[] = [];
@@ -115,15 +106,7 @@ export function rankDump(tree: EventTree, r: number): RouterEvent[] {
     const depth = stack.pop()!;
     const parent = stack.pop()!;
     const e = stack.pop()!;
-    const o = e * ENTRY_WORDS;
-    const po = parent * ENTRY_WORDS;
-    hasher.local(
-      w[o + PATH]!,
-      w[o + PATH + 1]!,
-      parent === NONE ? 0 : w[po + PATH]!,
-      parent === NONE ? 0 : w[po + PATH + 1]!,
-    );
-    const local = (BigInt(hasher.hi >>> 0) << 32n) | BigInt(hasher.lo >>> 0);
+    const local = entries.localHash(e);
     info.set(e, { depth, parent: parent === NONE ? 0n : entries.engineHash(parent), local });
     for (let t = 0; t < TIERS.length; t++) if (entries.tiers(e) & (1 << t)) held[t]!.push(e);
     for (let c = entries.firstChild(e); c !== NONE; c = entries.nextSibling(c)) stack.push(c, e, depth + 1);

@@ -113,7 +113,10 @@ export class EventIndex implements CacheIndex {
     for (; stored < n; stored++) {
       const lo = engine[2 * stored]!;
       const hi = engine[2 * stored + 1]!;
-      tree.hasher.child(pathLo, pathHi, local[2 * stored]!, local[2 * stored + 1]!);
+      const localLo = local[2 * stored]!;
+      const localHi = local[2 * stored + 1]!;
+      if (attach === NONE) tree.hasher.root(localLo, localHi);
+      else tree.hasher.child(pathLo, pathHi, localLo, localHi);
       pathLo = tree.hasher.lo;
       pathHi = tree.hasher.hi;
       let e = tree.lookups.findEntry(r, lo, hi);
@@ -122,7 +125,7 @@ export class EventIndex implements CacheIndex {
         tree.removeSubtree(e);
         e = NONE;
       }
-      if (e === NONE) e = tree.create(r, attach, lo, hi, pathLo, pathHi, bit, at);
+      if (e === NONE) e = tree.create(r, attach, lo, hi, pathLo, pathHi, localLo, localHi, bit, at);
       else tree.refresh(e, bit, at);
       attach = e;
     }
@@ -179,9 +182,13 @@ export class EventIndex implements CacheIndex {
     return 0;
   }
 
-  /** Every rank holding the query's first block, by local hashes alone; `now` does not matter (no TTL). */
+  /**
+   * Every rank holding the query's first block, walked by the prompt's public sequence hashes (the
+   * nodes' names, `path-hash.ts`); `now` does not matter (no TTL).
+   */
   overlap(prompt: PromptBlocks, _now: number): RankOverlap[] {
-    return this.walk.run(prompt.localHashes);
+    const n = Math.min(prompt.localHashes.length, prompt.sequenceHashes.length);
+    return this.walk.run(prompt.sequenceHashes.subarray(0, n));
   }
 
   removeWorker(workerId: bigint): number {

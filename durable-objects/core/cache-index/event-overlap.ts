@@ -1,9 +1,9 @@
 /**
- * The event index's overlap walk (reference selection §4.1, §8): the query's public local hashes
- * are chained into node paths from the root (`path-hash.ts`), as Dynamo's radix tree walks children
- * by local hash, and at each node the holders' lists say which ranks hold it and in which tiers. So
- * ranks that stored the same tokens meet at one node whatever their engine hashes, and the query's
- * sequence hashes are not read at all (they may be keyed).
+ * The event index's overlap walk (reference selection §4.1, §8): each query block is looked up by
+ * its public sequence hash, its node's name (`path-hash.ts`), as Dynamo's radix tree walks children
+ * by local hash from the root, and at each node the holders' lists say which ranks hold it and in
+ * which tiers. So ranks that stored the same tokens meet at one node whatever their engine hashes,
+ * and a `/route` prompt, known by its sequence hashes alone, meets them too.
  *
  * A rank's tiers are exclusive continuations of one leading run (`RankOverlap`): device from block
  * 0, then host-pinned from where the device run stopped, then disk, then external; a block counts
@@ -40,16 +40,15 @@ export class OverlapWalk {
 
   constructor(private readonly tree: EventTree) {}
 
-  run(localHashes: BigUint64Array): RankOverlap[] {
-    const n = localHashes.length;
+  run(sequenceHashes: BigUint64Array): RankOverlap[] {
+    const n = sequenceHashes.length;
     if (n === 0) return [];
-    const local = new Int32Array(localHashes.buffer, localHashes.byteOffset, n * 2);
+    const paths = new Int32Array(sequenceHashes.buffer, sequenceHashes.byteOffset, n * 2);
     const { tree } = this;
     const ranks = tree.ranks;
     if (this.reached.length < ranks.capacity) this.resize(ranks.capacity);
     const { reached, phase, counts, held, touched, started } = this;
     const w = tree.entries.words;
-    const hasher = tree.hasher;
     const lookups = tree.lookups;
     let count = 0;
     let pathLo = 0;
@@ -57,9 +56,8 @@ export class OverlapWalk {
     /** A holder at the last node of a rank still matching: its first child is likely the next node. */
     let hint = NONE;
     for (let i = 0; i < n; i++) {
-      hasher.child(pathLo, pathHi, local[2 * i]!, local[2 * i + 1]!);
-      pathLo = hasher.lo;
-      pathHi = hasher.hi;
+      pathLo = paths[2 * i]!;
+      pathHi = paths[2 * i + 1]!;
       let first = hint === NONE ? NONE : w[hint * ENTRY_WORDS + FIRST_CHILD]!;
       if (
         first === NONE ||

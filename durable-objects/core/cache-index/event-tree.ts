@@ -13,6 +13,8 @@
 import { NONE } from "./arrays";
 import {
   ENGINE,
+  AGE_SLOT,
+  AGE_STRIDE,
   ENTRY_WORDS,
   EventEntries,
   FIRST_CHILD,
@@ -20,6 +22,7 @@ import {
   META,
   NEXT_HOLDER,
   NEXT_SIB,
+  LOCAL,
   PATH,
   PREV_SIB,
   RANK_MASK,
@@ -42,7 +45,7 @@ export class EventTree {
     const entries = new EventEntries(initialEntries, maxEntries);
     this.entries = entries;
     this.queue = new LeafQueue(entries);
-    this.hasher = new PathHasher(seed);
+    this.hasher = new PathHasher();
     this.lookups = new EventLookups(entries, seed, initialEntries);
   }
 
@@ -53,7 +56,7 @@ export class EventTree {
   /** The age of entry `e`: the latest `at` of the stores that named it (epoch ms). */
   ageOf(e: number): number {
     const grouped = this.entries.words[e * ENTRY_WORDS + GROUP] !== NONE;
-    return grouped ? this.queue.ageOf(e) : this.entries.ages[6 * e + 5]!;
+    return grouped ? this.queue.ageOf(e) : this.entries.ages[AGE_STRIDE * e + AGE_SLOT]!;
   }
 
   /** Whether entry `e` is at the node of path (`lo`, `hi`). */
@@ -87,6 +90,8 @@ export class EventTree {
     hi: number,
     pathLo: number,
     pathHi: number,
+    localLo: number,
+    localHi: number,
     bit: number,
     at: number,
   ) {
@@ -99,6 +104,8 @@ export class EventTree {
     w[o + ENGINE + 1] = hi;
     w[o + PATH] = pathLo;
     w[o + PATH + 1] = pathHi;
+    w[o + LOCAL] = localLo;
+    w[o + LOCAL + 1] = localHi;
     w[o + FIRST_CHILD] = NONE;
     // Queued before its parent leaves the queue, so a run's age group never empties on the way.
     this.queue.join(e, at);
@@ -133,7 +140,7 @@ export class EventTree {
     w[o + META] = w[o + META]! | (bit << TIER_SHIFT);
     if (w[o + GROUP] === NONE) {
       const ages = this.entries.ages;
-      if (at > ages[6 * e + 5]!) ages[6 * e + 5] = at;
+      if (at > ages[AGE_STRIDE * e + AGE_SLOT]!) ages[AGE_STRIDE * e + AGE_SLOT] = at;
     } else if (at > this.queue.ageOf(e)) {
       this.queue.leave(e);
       this.queue.join(e, at);
@@ -192,7 +199,7 @@ export class EventTree {
     } else {
       const parent = -2 - prev;
       w[parent * ENTRY_WORDS + FIRST_CHILD] = next;
-      if (next === NONE) this.queue.join(parent, this.entries.ages[6 * parent + 5]!);
+      if (next === NONE) this.queue.join(parent, this.entries.ages[AGE_STRIDE * parent + AGE_SLOT]!);
     }
   }
 
@@ -211,6 +218,6 @@ export class EventTree {
   /** Entry `e` gains its first child: out of the queue, its age kept in its record. */
   private makeInner(e: number): void {
     const age = this.queue.leave(e);
-    this.entries.ages[6 * e + 5] = age;
+    this.entries.ages[AGE_STRIDE * e + AGE_SLOT] = age;
   }
 }

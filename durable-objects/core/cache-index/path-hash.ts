@@ -1,57 +1,43 @@
 /**
- * The event index's name for a node of the prompt tree: a 64-bit hash of the path of public local
- * block hashes from the root to it, `path(i) = E(path(i − 1) ⊕ local(i))` with `path(−1) = 0` and
- * `E` a keyed permutation of 64-bit values (a four-round Feistel network over murmur3's 32-bit
- * finaliser, round keys from the index's seed).
+ * The event index's name for a node of the prompt tree: the public sequence hash of the prefix it
+ * ends (reference selection §3.2, `public-xxh3-v1`): `path(0) = local(0)` and
+ * `path(i) = xxh3_64(LE64(path(i − 1)) ‖ LE64(local(i)), 1337)`, computed from the events' local
+ * hashes as they are stored.
  *
- * Why not the query's sequence hashes: they may be keyed (`keyed-xxh3-v1`), and an engine's own
- * block hashes are its own, so the index chains the public local hashes itself (as Dynamo's radix
- * tree walks them from the root). Why a permutation: a node's local hash is recovered from its path
- * and its parent's (`local = E⁻¹(path) ⊕ parentPath`), so an entry stores the path and not the
- * local hash as well: 8 bytes an entry of a budget of 64. Two paths share a name only by a 64-bit
- * collision of a keyed function, which a client choosing tokens cannot aim at without the key.
+ * Why the public chain: it is what every query carries. A selection prompt's index hashes are the
+ * public chain of its local hashes whatever its tracking hashes are (`selection-prompt.ts`), and a
+ * `/route` or `/add` prompt is known by its sequence hashes alone, which Dynamo's frontends compute
+ * this way; so the overlap walk looks each query block up by its sequence hash, with no hashing at
+ * query time, and `/route` meets the engines' blocks as the selection API does. An engine's own
+ * block hashes are its own and name nothing across engines. Two prefixes share a name only by a
+ * 64-bit collision of XXH3.
  *
  * Values are word pairs (low word first) as the `Int32Array` views of `BigUint64Array`s give them;
  * results land in `lo` and `hi`, so the hot loop allocates nothing.
  */
-import { finish, mix } from "./id-table";
+import { XXH3_SEED } from "../hashing/block-seed";
+import { HI_WORD, LO_WORD } from "../hashing/u64-halves";
+import { seedHalves } from "../hashing/xxh3";
+import { hash9to16Into } from "../hashing/xxh3-short";
 
-const ROUNDS = 4;
+const [SEED_HI, SEED_LO] = seedHalves(XXH3_SEED);
 
 export class PathHasher {
   lo = 0;
   hi = 0;
-  private readonly keys = new Int32Array(ROUNDS);
+  private readonly out = new Uint32Array(2);
 
-  constructor(seed: number) {
-    for (let k = 0; k < ROUNDS; k++) this.keys[k] = finish(mix(seed, 0x2545f491 + k));
+  /** Sets (`lo`, `hi`) to the path of a root block with local hash (`localLo`, `localHi`): itself. */
+  root(localLo: number, localHi: number): void {
+    this.lo = localLo;
+    this.hi = localHi;
   }
 
   /** Sets (`lo`, `hi`) to the path of the child with local hash (`localLo`, `localHi`) of `parent`. */
   child(parentLo: number, parentHi: number, localLo: number, localHi: number): void {
-    const keys = this.keys;
-    let l = parentHi ^ localHi;
-    let r = parentLo ^ localLo;
-    for (let k = 0; k < ROUNDS; k++) {
-      const t = l ^ finish(r ^ keys[k]!);
-      l = r;
-      r = t;
-    }
-    this.hi = l;
-    this.lo = r;
-  }
-
-  /** Sets (`lo`, `hi`) to the local hash of the node at `path` whose parent is at `parent`. */
-  local(pathLo: number, pathHi: number, parentLo: number, parentHi: number): void {
-    const keys = this.keys;
-    let l = pathHi;
-    let r = pathLo;
-    for (let k = ROUNDS - 1; k >= 0; k--) {
-      const t = r;
-      r = l;
-      l = t ^ finish(r ^ keys[k]!);
-    }
-    this.hi = l ^ parentHi;
-    this.lo = r ^ parentLo;
+    const out = this.out;
+    hash9to16Into(parentHi >>> 0, parentLo >>> 0, localHi >>> 0, localLo >>> 0, 16, SEED_HI, SEED_LO, out, 0);
+    this.lo = out[LO_WORD]! | 0;
+    this.hi = out[HI_WORD]! | 0;
   }
 }
