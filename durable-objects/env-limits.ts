@@ -9,6 +9,8 @@ export interface LimitsEnv {
   MAX_LIVE_BLOCKS?: string;
   /** (block, rank) entries of a tracker's cache index (default 200,000). */
   MAX_CACHE_INDEX_ENTRIES?: string;
+  /** (block, rank) entries of a tracker's engine-event index (default `MAX_CACHED_BLOCKS`). */
+  MAX_CACHED_BLOCKS?: string;
   /** Live leases per tracker (default 1,024). */
   MAX_LEASES?: string;
   /** Live bookings one lease owner may hold (default 50,000). */
@@ -27,6 +29,8 @@ export function trackerLimitsOf(env: LimitsEnv): Partial<TrackerLimits> {
   if (maxLiveBlocks !== undefined) limits.maxLiveBlocks = maxLiveBlocks;
   const maxCacheEntries = positiveInteger(env.MAX_CACHE_INDEX_ENTRIES);
   if (maxCacheEntries !== undefined) limits.maxCacheEntries = maxCacheEntries;
+  const maxCachedBlocks = positiveInteger(env.MAX_CACHED_BLOCKS);
+  if (maxCachedBlocks !== undefined) limits.maxCachedBlocks = maxCachedBlocks;
   const maxLeases = positiveInteger(env.MAX_LEASES);
   if (maxLeases !== undefined) limits.maxLeases = maxLeases;
   const maxBookingsPerOwner = positiveInteger(env.MAX_BOOKINGS_PER_OWNER);

@@ -44,3 +44,34 @@ export interface KvEventBatch {
   dpRank: number | null;
   ops: KvOp[];
 }
+
+/** A `POST /kv_events` call as the object takes it: one (worker, rank)'s batches, in sequence. */
+export interface KvEventsInput {
+  workerId: bigint;
+  dpRank: number;
+  /** The publisher's sequence number of the first batch (`x-kv-event-seq`); batch i is `seq + i`. */
+  seq: number;
+  /** The sender's name for the publisher's life (`x-kv-event-epoch`), 1..128 bytes. */
+  epoch: string;
+  batches: KvEventBatch[];
+}
+
+/** An accepted call: batches applied, batches ignored as repeats, and the sequence number expected next. */
+export interface KvEventsAck {
+  applied: number;
+  ignored: number;
+  nextSeq: number;
+}
+
+/** One (worker, rank) publisher as `GET /kv_events` lists it. */
+export interface KvStreamInfo {
+  workerId: bigint;
+  dpRank: number;
+  /** The current epoch's name (`x-kv-event-epoch`). */
+  epoch: string;
+  nextSeq: number;
+  /** Blocks the rank holds, every tier. */
+  cachedBlocks: number;
+  /** Delay of the last batch applied here from its engine time, ms; null before one. */
+  lagMs: number | null;
+}

@@ -96,3 +96,7 @@ export const MAX_KV_EVENTS_PER_CALL = 4_096;
  * cap is a million tokens, the same bound as {@link MAX_HASHES_PER_CALL} on a booking.
  */
 export const MAX_KV_BLOCKS_PER_CALL = 65_536;
+/** Body bytes of one `POST /kv_events`: room for {@link MAX_KV_BLOCKS_PER_CALL} blocks of 16 tokens (≤ 5 bytes each in MessagePack). */
+export const MAX_KV_BODY_BYTES = 8 * 1024 * 1024;
+/** UTF-8 bytes of an `x-kv-event-epoch` header. */
+export const MAX_KV_EPOCH_BYTES = 128;

@@ -13,6 +13,7 @@ export const STATUS_OF_CODE = {
   block_size_mismatch: 409,
   duplicate_worker: 409,
   duplicate_request: 409,
+  sequence_gap: 409,
   worker_not_found: 404,
   tracker_not_found: 404,
   rank_not_found: 404,

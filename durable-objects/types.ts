@@ -32,7 +32,8 @@ export type ErrorCode =
   | "limit_exceeded"
   | "too_large"
   | "invalid_input"
-  | "no_worker";
+  | "no_worker"
+  | "sequence_gap";
 
 export interface Failure {
   ok: false;

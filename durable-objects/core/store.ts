@@ -8,6 +8,7 @@ import type {
   TimelineEvent,
 } from "./replica/events";
 import type { LeaseState } from "./lease/lease-table";
+import type { KvChange, KvStoredChange, KvStream } from "./kv-events/kv-stream";
 import type { LiveRequest } from "./live-request";
 
 /** Kinds of replication record kept by key: a free, an early prefill mark, an unregistration. */
@@ -58,6 +59,18 @@ export interface TrackerStore {
   timelineSet?(event: TimelineEvent): void;
   /** Timeline changes with hybrid clock times below `beforeTs` are forgotten. */
   timelinePurged?(beforeTs: number): void;
+  /** A KV-event stream's epoch or position moved (`core/kv-events/`): one row per stream. */
+  kvStreamSet?(stream: KvStream): void;
+  /** A rank's stream is gone (its rank left the worker's range). */
+  kvStreamCleared?(workerId: bigint, dpRank: number): void;
+  /** One accepted call's changes to a rank's cached blocks: one journal row. */
+  kvApplied?(workerId: bigint, dpRank: number, changes: readonly KvChange[]): void;
+  /** What a rank holds now replaces its journal and older checkpoint (parents before children). */
+  kvCheckpointed?(workerId: bigint, dpRank: number, runs: readonly Omit<KvStoredChange, "kind">[]): void;
+  /** A rank's cached blocks are gone (a new epoch, or the rank left): its journal and checkpoint go. */
+  kvRankCleared?(workerId: bigint, dpRank: number): void;
+  /** A worker left: its streams, journal and checkpoints go. */
+  kvWorkerCleared?(workerId: bigint): void;
 }
 
 const nothing = (): void => {};

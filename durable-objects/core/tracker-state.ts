@@ -4,6 +4,7 @@ import {
   DEFAULT_ROUTER_TTL_SECS,
   MAX_BOOKINGS_PER_OWNER,
   MAX_CACHE_INDEX_ENTRIES,
+  MAX_CACHED_BLOCKS,
   MAX_LEASE_TTL_MS,
   MAX_LEASES,
   MAX_LIVE_BLOCKS,
@@ -15,9 +16,12 @@ import type { RegisterInput } from "../types";
 import { Book, type Booking } from "./book";
 import { ApproximateIndex } from "./cache-index/approximate-index";
 import type { CacheIndex } from "./cache-index/cache-index";
+import { EventIndex } from "./cache-index/event-index";
+import { SourcedIndex } from "./cache-index/sourced-index";
 import { CatalogState } from "./catalog/catalog-state";
 import { LeaseBook } from "./lease/lease-book";
 import { lapse } from "./lease/lease-lapse";
+import { KvState } from "./kv-events/kv-state";
 import type { LiveRequest } from "./live-request";
 import type { WorkerEntry } from "./rank-slot";
 import { compareKeys, type EventKey, HybridClock, isNewer } from "./replica/clock";
@@ -49,6 +53,8 @@ export interface TrackerLimits {
   maxRanks: number;
   /** (block, rank) entries the cache index holds at most; past it the earliest deadlines go. */
   maxCacheEntries: number;
+  /** (block, rank) entries the engine-event index holds at most; past it the oldest go. */
+  maxCachedBlocks: number;
   /** Live leases (SPEC §8). */
   maxLeases: number;
   /** Live bookings one owner may hold. */
@@ -104,12 +110,16 @@ export abstract class TrackerState {
   /** Frontend leases (`core/lease/`), which outlive the book: a lease may precede every worker. */
   readonly leases: LeaseBook;
   /**
-   * What each rank has cached, as far as bookings tell (reference selection §5). Every booking
+   * What each rank has cached (`cache-index/sourced-index.ts`): from engine KV events for workers
+   * that send them (`kv`), else as far as bookings tell (reference selection §5). Every booking
    * applied here, local or a peer's, records its prompt with its origin time, so every replica holds
-   * the same index. Memory only: a restart rebuilds it from the live requests (`restoreRequest`), so
-   * it loses what freed and expired bookings had recorded within the TTL.
+   * the same index. The bookings' part is memory only: a restart rebuilds it from the live requests
+   * (`restoreRequest`), so it loses what freed and expired bookings had recorded within the TTL; the
+   * events' part is stored (`storage/kv-rows.ts`).
    */
   readonly cache: CacheIndex;
+  /** Engine KV events: the exact index, each rank's publisher sequence, their counters. */
+  readonly kv: KvState;
   /** Workers added to or removed from the book since this instance was built. */
   private workerChanges = 0;
 
@@ -138,17 +148,22 @@ export abstract class TrackerState {
       maxWorkers: MAX_WORKERS,
       maxRanks: MAX_RANKS,
       maxCacheEntries: MAX_CACHE_INDEX_ENTRIES,
+      maxCachedBlocks: MAX_CACHED_BLOCKS,
       maxLeases: MAX_LEASES,
       maxBookingsPerOwner: MAX_BOOKINGS_PER_OWNER,
       ...options.limits,
     };
     // Keyed by sequence hash alone, so that `/add`'s prompts (sequence hashes only) and selection
     // bookings of the same public chain credit each other (`block-table.ts`).
-    this.cache = new ApproximateIndex({
+    const approximate = new ApproximateIndex({
       ttlMs: options.cacheTtlMs ?? DEFAULT_ROUTER_TTL_SECS * 1000,
       maxEntries: this.limits.maxCacheEntries,
       keyOnLocal: false,
     });
+    this.kv = new KvState(new EventIndex({ maxEntries: this.limits.maxCachedBlocks }), this.store);
+    const cache = new SourcedIndex(approximate, this.kv);
+    this.kv.onSourced = (workerId) => cache.workerSourced(workerId);
+    this.cache = cache;
   }
 
   /** Grows whenever the worker ids the catalog lists may have changed (for the directory's worker map). */

@@ -1,4 +1,5 @@
 import { MAX_HASHES_PER_CALL } from "../limits";
+import type { KvEventsAck, KvEventsInput } from "../kv-event-types";
 import type { AddInput, Failure, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
 import { buildRecord, patchRecord } from "./catalog/build-record";
 import { judgeCatalog, reconcilePartition } from "./catalog/catalog-book";
@@ -12,6 +13,7 @@ import {
 } from "./catalog/catalog-record";
 import { catalogRecordOf, catalogRecords, removeRecord, writeRecord } from "./catalog/catalog-writes";
 import { retireIncarnation, supersedes } from "./incarnation";
+import { acceptKvEvents, type KvGap } from "./kv-events/kv-intake";
 import type { LeaseInfo } from "./lease/lease-book";
 import { admitOwned, endLease, renewLease } from "./lease/lease-calls";
 import { fail, text } from "./messages";
@@ -297,6 +299,11 @@ export class Tracker extends TrackerState {
     this.expire(now);
     if (!this.exists) return fail("tracker_not_found", text.trackerNotFound(this.model, this.tenant));
     return { ok: true, loads: this.book.potentialLoads(hashes, newIslTokens, now) };
+  }
+
+  /** `POST /kv_events`: one rank's engine batches, in sequence (`kv-events/kv-intake.ts`). */
+  kvEvents(input: KvEventsInput, now: number): Result<KvEventsAck> | KvGap {
+    return acceptKvEvents(this, input, now);
   }
 }
 

@@ -2,13 +2,14 @@
  * Reads the event maps `event-encoder.ts` writes. Keys may come in any order; a key this version
  * does not know is skipped (bounded in depth), so a newer replica can add fields during a deploy.
  * Everything else must match: each known field has one type, a field appears at most once, every
- * required one is there, and variants are the ten this codec writes (an add's `owner` and `grant`
+ * required one is there, and variants are the twelve this codec writes (an add's `owner` and `grant`
  * come both or not at all). Decoded events carry no
  * `undefined` keys: an absent optional stays absent.
  */
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
 import type { CachePrompt } from "../types";
 import { type CatalogUpsertData, readCatalogUpsert } from "./catalog-codec";
+import { type KvEventsData, type KvRankData, readKv } from "./kv-codec";
 import { once, readMap, requireKeys } from "./map-fields";
 import type { MsgpackReader } from "./msgpack-reader";
 import {
@@ -49,7 +50,9 @@ type Data =
   | ({ type: "bind" } & BindData)
   | ({ type: "catalog_upsert" } & CatalogUpsertData)
   | LeaseData
-  | LeaseCutData;
+  | LeaseCutData
+  | KvEventsData
+  | KvRankData;
 
 export function readEvent(r: MsgpackReader): ReplicaEvent {
   let requestId = "";
@@ -183,6 +186,9 @@ export function readEvent(r: MsgpackReader): ReplicaEvent {
       return { ts, origin, type: d.type, owner: d.owner, at: d.at, deadline: d.deadline };
     case "lease_cut":
       return { ts, origin, type: d.type, owner: d.owner, at: d.at };
+    case "kv_events":
+    case "kv_rank":
+      return { ts, origin, workerId, dpRank, ...d };
     default:
       return { ts, origin, type: d.type, requestId };
   }
@@ -203,9 +209,10 @@ function readData(r: MsgpackReader): Data {
   if (variant === "SessionBound") return readBind(r);
   if (variant === "CatalogUpsert") return readCatalogUpsert(r);
   if (variant === "LeaseGrant" || variant === "LeaseCut") return readLease(r, variant);
+  if (variant === "KvEvents" || variant === "KvRank") return readKv(r, variant);
   return r.fail(
     "data",
-    "AddRequest, RegisterWorker, SessionBound, CatalogUpsert, LeaseGrant or LeaseCut",
+    "AddRequest, RegisterWorker, SessionBound, CatalogUpsert, LeaseGrant, LeaseCut, KvEvents or KvRank",
     variantAt,
   );
 }

@@ -9,7 +9,8 @@
  *               | { "RegisterWorker": {…} } | "UnregisterWorker" | { "SessionBound": {…} }
  *               | { "CatalogUpsert": {…} } | "CatalogRemove"
  *               | { "LeaseGrant": { owner, at, deadline } } | { "LeaseCut": { owner, at } }
- *               (the last seven are ours: `variant-encoders.ts`, `catalog-codec.ts`; a lease's
+ *               | { "KvEvents": {…} } | { "KvRank": {…} }
+ *               (the last nine are ours, the KV ones in `kv-codec.ts`; `variant-encoders.ts`, `catalog-codec.ts`; a lease's
  *               times are epoch ms, uint; `RegisterWorker`'s map ends with `incarnation: u64`
  *               when the registration gave one, which an older replica skips)
  *   router_id   u64, FNV-1a 64 of the origin's name (`routerIdOf`)
@@ -30,6 +31,7 @@
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
 import type { CachePrompt } from "../types";
 import { writeCatalogUpsert } from "./catalog-codec";
+import { writeKv } from "./kv-codec";
 import { MsgpackWriter } from "./msgpack-writer";
 import { writeBind, writeLease, writeRegister } from "./variant-encoders";
 
@@ -128,6 +130,13 @@ export function writeEvent(w: MsgpackWriter, e: ReplicaEvent): void {
       w.str("");
       writeWorker(w, 0n, 0);
       writeLease(w, e);
+      break;
+    case "kv_events":
+    case "kv_rank":
+      w.raw(HEAD);
+      w.str("");
+      writeWorker(w, e.workerId, e.dpRank);
+      writeKv(w, e);
       break;
     case "prefill_complete":
     case "free":

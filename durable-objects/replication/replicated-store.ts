@@ -7,6 +7,7 @@ import type {
   TimelineEvent,
 } from "../core/replica/events";
 import type { LeaseState } from "../core/lease/lease-table";
+import type { KvChange, KvStoredChange, KvStream } from "../core/kv-events/kv-stream";
 import type { LiveRequest } from "../core/live-request";
 import type { RecordKind, TrackerStore } from "../core/store";
 import type { SqlTrackerStore } from "../storage/sql-tracker-store";
@@ -112,5 +113,29 @@ export class ReplicatedStore implements TrackerStore {
 
   timelinePurged(beforeTs: number): void {
     this.replica.timelinePurged(beforeTs);
+  }
+
+  kvStreamSet(stream: KvStream): void {
+    this.base.kvStreamSet(stream);
+  }
+
+  kvStreamCleared(workerId: bigint, dpRank: number): void {
+    this.base.kvStreamCleared(workerId, dpRank);
+  }
+
+  kvApplied(workerId: bigint, dpRank: number, changes: readonly KvChange[]): void {
+    this.base.kvApplied(workerId, dpRank, changes);
+  }
+
+  kvCheckpointed(workerId: bigint, dpRank: number, runs: readonly Omit<KvStoredChange, "kind">[]): void {
+    this.base.kvCheckpointed(workerId, dpRank, runs);
+  }
+
+  kvRankCleared(workerId: bigint, dpRank: number): void {
+    this.base.kvRankCleared(workerId, dpRank);
+  }
+
+  kvWorkerCleared(workerId: bigint): void {
+    this.base.kvWorkerCleared(workerId);
   }
 }

@@ -1,6 +1,7 @@
 import { compareKeys, firstTsOf } from "../core/replica/clock";
 import type { AddEvent, ReplicaEvent } from "../core/replica/events";
 import { addEventOf } from "../core/replica/placement";
+import type { KvChange } from "../core/kv-events/kv-stream";
 import type { Tracker } from "../core/tracker";
 
 /**
@@ -60,6 +61,51 @@ export function* snapshotEvents(tracker: Tracker): Generator<ReplicaEvent> {
     yield event;
   }
   if (tracker.sessions) yield* [...tracker.sessions.snapshot()];
+  yield* kvRankEvents(tracker);
+}
+
+/** Blocks in one `kv_rank` part: a part's event stays near 200 KB, well under a batch's bytes. */
+export const KV_RANK_PART_BLOCKS = 8_192;
+
+/**
+ * Each rank's cached blocks with its stream's position, in parts. A rank's holdings are read whole
+ * when the generator reaches it (the index may change between pages), so its parts describe one
+ * moment, the one part 0's position names.
+ */
+function* kvRankEvents(tracker: Tracker): Generator<ReplicaEvent> {
+  const { kv } = tracker;
+  for (const stream of [...kv.streams.values()]) {
+    const { workerId, dpRank, epoch, nextSeq } = stream;
+    const runs = [...kv.index.holdingsOf(workerId, dpRank)];
+    // The epoch's key: it only moves the peer's clock to a time the peer will see anyway.
+    const { ts, origin } = epoch.key;
+    let part = 0;
+    let changes: KvChange[] = [];
+    let blocks = 0;
+    const ship = (): ReplicaEvent => {
+      const event: ReplicaEvent = {
+        ts,
+        origin,
+        type: "kv_rank",
+        workerId,
+        dpRank,
+        epoch,
+        nextSeq,
+        part,
+        changes,
+      };
+      part++;
+      changes = [];
+      blocks = 0;
+      return event;
+    };
+    for (const run of runs) {
+      changes.push({ kind: "stored", ...run });
+      blocks += run.engineHashes.length;
+      if (blocks >= KV_RANK_PART_BLOCKS) yield ship();
+    }
+    if (part === 0 || changes.length > 0) yield ship();
+  }
 }
 
 /** Whether an add is live or orphaned here, and so shipped with its prompt above. */

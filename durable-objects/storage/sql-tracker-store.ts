@@ -1,4 +1,5 @@
 import type { LeaseState } from "../core/lease/lease-table";
+import type { KvChange, KvStoredChange, KvStream } from "../core/kv-events/kv-stream";
 import type { LiveRequest } from "../core/live-request";
 import { type EventKey, firstTsOf } from "../core/replica/clock";
 import type { CatalogUpsertEvent } from "../core/replica/events";
@@ -7,6 +8,7 @@ import type { Tracker } from "../core/tracker";
 import { decodeEvent, encodeEvent } from "../replication/event-codec";
 import type { AddInput, RegisterInput } from "../types";
 import { storeName } from "./identity";
+import { KvRows } from "./kv-rows";
 import { LeaseRows } from "./lease-rows";
 import { RequestJournal, replayJournal, type Write } from "./request-journal";
 import {
@@ -44,6 +46,7 @@ export class SqlTrackerStore implements TrackerStore {
   private readonly write: Write = (query, ...bindings) => this.exec(query, ...bindings);
   private readonly journal = new RequestJournal(this.write);
   private readonly leases = new LeaseRows(this.write);
+  private readonly kv = new KvRows(this.write);
 
   /**
    * @param name the object's name, stored with the schema (see `identity.ts`).
@@ -108,6 +111,34 @@ export class SqlTrackerStore implements TrackerStore {
         row.prefill_ts === null ? undefined : { ts: row.prefill_ts, origin: row.prefill_origin ?? "" },
       );
     }
+    this.kv.hydrate(this.sql, tracker.kv, tracker.clock);
+  }
+
+  kvStreamSet(stream: KvStream): void {
+    this.ensureSchema();
+    this.kv.streamSet(stream);
+  }
+
+  kvStreamCleared(workerId: bigint, dpRank: number): void {
+    if (this.schemaReady) this.kv.streamCleared(workerId, dpRank);
+  }
+
+  kvApplied(workerId: bigint, dpRank: number, changes: readonly KvChange[]): void {
+    this.ensureSchema();
+    this.kv.applied(workerId, dpRank, changes);
+  }
+
+  kvCheckpointed(workerId: bigint, dpRank: number, runs: readonly Omit<KvStoredChange, "kind">[]): void {
+    this.ensureSchema();
+    this.kv.checkpointed(workerId, dpRank, runs);
+  }
+
+  kvRankCleared(workerId: bigint, dpRank: number): void {
+    if (this.schemaReady) this.kv.rankCleared(workerId, dpRank);
+  }
+
+  kvWorkerCleared(workerId: bigint): void {
+    if (this.schemaReady) this.kv.workerCleared(workerId);
   }
 
   workerAdded(input: RegisterInput, key: EventKey): void {
@@ -218,6 +249,10 @@ export class SqlTrackerStore implements TrackerStore {
     this.journal.fold();
     this.exec("DELETE FROM requests");
     this.exec("DELETE FROM workers");
+    this.exec("DELETE FROM kv_streams");
+    this.exec("DELETE FROM kv_journal");
+    this.exec("DELETE FROM kv_checkpoints");
+    this.kv.forget();
   }
 
   /** A directory update that failed and is owed (`present`), or null. */
@@ -251,6 +286,7 @@ export class SqlTrackerStore implements TrackerStore {
     this.seq = 0;
     this.journal.forget();
     this.leases.forget();
+    this.kv.forget();
   }
 
   private ensureSchema(): void {

@@ -15,7 +15,8 @@
  * the wire and the disk; the record's judgement is derived again on hydrate. `leases` holds one row
  * per frontend lease (`lease-rows.ts` says how its grants and cuts are packed and what a renewal
  * writes); an owned booking's row names its owner and grant in three columns that stay NULL, as
- * they do in rows written before leases existed, for every unowned one.
+ * they do in rows written before leases existed, for every unowned one. `kv_streams`, `kv_journal`
+ * and `kv_checkpoints` hold the engine-event index, grouped per call (`kv-rows.ts`).
  */
 
 export const TRACKER_SCHEMA = `
@@ -80,6 +81,30 @@ CREATE TABLE IF NOT EXISTS leases (
   owner TEXT PRIMARY KEY,
   steps BLOB NOT NULL,
   cuts BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kv_streams (
+  worker_id BLOB NOT NULL,
+  dp_rank INTEGER NOT NULL,
+  epoch TEXT NOT NULL,
+  epoch_ts REAL NOT NULL,
+  epoch_origin TEXT NOT NULL,
+  next_seq INTEGER NOT NULL,
+  PRIMARY KEY (worker_id, dp_rank)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kv_journal (
+  seq INTEGER PRIMARY KEY,
+  worker_id BLOB NOT NULL,
+  dp_rank INTEGER NOT NULL,
+  blocks INTEGER NOT NULL,
+  changes BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kv_checkpoints (
+  worker_id BLOB NOT NULL,
+  dp_rank INTEGER NOT NULL,
+  part INTEGER NOT NULL,
+  blocks INTEGER NOT NULL,
+  changes BLOB NOT NULL,
+  PRIMARY KEY (worker_id, dp_rank, part)
 ) WITHOUT ROWID;
 `;
 

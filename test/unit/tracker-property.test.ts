@@ -19,6 +19,7 @@ const LIMITS: TrackerLimits = {
   maxWorkers: 2,
   maxRanks: 4,
   maxCacheEntries: 64,
+  maxCachedBlocks: 64,
   maxLeases: 4,
   maxBookingsPerOwner: 4,
 };

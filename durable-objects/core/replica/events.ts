@@ -2,6 +2,7 @@ import type { AddInput, RegisterInput } from "../../types";
 import type { CatalogFields } from "../catalog/catalog-record";
 import type { RankRange } from "../catalog/dp-ranks";
 import type { FloorSegment } from "../catalog/rank-floors";
+import type { KvChange, KvEpoch } from "../kv-events/kv-stream";
 import type { EventKey } from "./clock";
 
 /**
@@ -50,13 +51,39 @@ export type ReplicaEvent =
   /** A lease created or renewed (`POST /leases`): a grant made at `at` until `deadline` (epoch ms). */
   | (EventKey & { type: "lease"; owner: string; at: number; deadline: number })
   /** A lease ended at `at` (epoch ms): deleted there, or lapsed at its deadline (`lease-table.ts`). */
-  | (EventKey & { type: "lease_cut"; owner: string; at: number });
+  | (EventKey & { type: "lease_cut"; owner: string; at: number })
+  /** Engine KV-event batches a call applied to one rank, in its epoch (`core/kv-events/`). */
+  | (EventKey & {
+      type: "kv_events";
+      workerId: bigint;
+      dpRank: number;
+      epoch: KvEpoch;
+      /** Sequence number of the first batch applied; `count` batches, so the next is `firstSeq + count`. */
+      firstSeq: number;
+      count: number;
+      changes: KvChange[];
+    })
+  /**
+   * Part `part` of what one rank holds, in a snapshot: part 0 carries the stream's position and
+   * replaces what a peer behind it holds; the later parts add to it (stored runs only).
+   */
+  | (EventKey & {
+      type: "kv_rank";
+      workerId: bigint;
+      dpRank: number;
+      epoch: KvEpoch;
+      nextSeq: number;
+      part: number;
+      changes: KvChange[];
+    });
 
 export type AddEvent = Extract<ReplicaEvent, { type: "add" }>;
 export type RegisterEvent = Extract<ReplicaEvent, { type: "register" }>;
 export type BindEvent = Extract<ReplicaEvent, { type: "bind" }>;
 export type LeaseEvent = Extract<ReplicaEvent, { type: "lease" }>;
 export type LeaseCutEvent = Extract<ReplicaEvent, { type: "lease_cut" }>;
+export type KvEventsEvent = Extract<ReplicaEvent, { type: "kv_events" }>;
+export type KvRankEvent = Extract<ReplicaEvent, { type: "kv_rank" }>;
 export type CatalogUpsertEvent = Extract<ReplicaEvent, { type: "catalog_upsert" }>;
 
 /** A change that starts or ends a request's prefill: what a request id's timeline holds. */

@@ -15,6 +15,7 @@ import { type EventKey, isNewer, physicalMs } from "./clock";
 import type { AddEvent, RegisterEvent, ReplicaEvent } from "./events";
 import { activate, place, setAside } from "./placement";
 import { applyCut } from "../lease/lease-cuts";
+import { mergeKvEvents, mergeKvRank } from "../kv-events/kv-merge";
 
 /**
  * A lease's end from another replica: recorded, and its bookings made under earlier grants freed at
@@ -115,6 +116,13 @@ export function applyReplicaEvent(tracker: TrackerState, event: ReplicaEvent, no
     case "bind":
       // Session bindings keep their own newest-wins rule (`session-affinity.ts`).
       tracker.sessions?.merge(event, now);
+      break;
+    case "kv_events":
+      // Engine KV events keep one writer per epoch and the newest epoch (`kv-merge.ts`).
+      mergeKvEvents(tracker, event);
+      break;
+    case "kv_rank":
+      mergeKvRank(tracker, event);
       break;
   }
 }
