@@ -2,6 +2,8 @@
  * The RPC contract between the Worker (caller) and the objects (callee): the methods, whose payloads
  * and results are in `types.ts` and `metrics-types.ts`. Kept above both, so neither imports the other.
  */
+import type { KvGap } from "./core/kv-events/kv-intake";
+import type { KvEventsAck, KvEventsInput, KvStreamInfo } from "./kv-event-types";
 import type { RouterEvent } from "./core/cache-index/cache-index";
 import type { CatalogRecord, WorkerPatch, WorkerUpsert } from "./core/catalog/catalog-record";
 import type { LeaseInfo } from "./core/lease/lease-book";
@@ -74,6 +76,10 @@ export interface TrackerRpc {
   selectionLoads(): Promise<SelectionLoad[] | null>;
   selectionPotentialLoads(query: PromptQuery): Promise<Result<{ loads: SelectionLoad[] }>>;
   overlapScores(query: PromptQuery): Promise<Result<OverlapScores>>;
+  /** `POST /kv_events`: one rank's engine KV-event batches (SPEC §9); a gap changes nothing. */
+  kvEvents(input: KvEventsInput): Promise<Result<KvEventsAck> | KvGap>;
+  /** `GET /kv_events`: the tracker's publishers, sorted by worker then rank. */
+  kvStreams(): Promise<KvStreamInfo[]>;
   /** The cache index as Dynamo's `/dump` recovery events; null for a tracker without workers. */
   cacheDump(): Promise<{ blockSize: number; events: RouterEvent[] } | null>;
   /** `POST /selection/workers` in this partition: the record replaced whole, judged. */

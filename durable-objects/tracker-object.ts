@@ -4,7 +4,9 @@ import type { RouterEvent } from "./core/cache-index/cache-index";
 import { seededRng, systemRng } from "./core/routing/rng";
 import { type RoutingState, routeRequest, routingStatsOf } from "./core/routing/route-request";
 import type { LeaseInfo } from "./core/lease/lease-book";
+import type { KvGap } from "./core/kv-events/kv-intake";
 import type { TrackerStore } from "./core/store";
+import type { KvEventsAck, KvEventsInput, KvStreamInfo } from "./kv-event-types";
 import { Tracker } from "./core/tracker";
 import type { CatalogRecord, WorkerPatch, WorkerUpsert } from "./core/catalog/catalog-record";
 import { CatalogLink } from "./directory/catalog-link";
@@ -330,6 +332,15 @@ export class TrackerObject extends DurableObject<TrackerEnv> implements TrackerR
 
   async overlapScores(query: PromptQuery): Promise<Result<OverlapScores>> {
     return this.finish(this.selection.overlapScores(query, Date.now()));
+  }
+
+  async kvEvents(input: KvEventsInput): Promise<Result<KvEventsAck> | KvGap> {
+    return this.finish(this.tracker.kvEvents(input, Date.now()), "kv_events");
+  }
+
+  async kvStreams(): Promise<KvStreamInfo[]> {
+    this.tracker.expire(Date.now());
+    return this.finish(this.tracker.kv.list());
   }
 
   async cacheDump(): Promise<{ blockSize: number; events: RouterEvent[] } | null> {

@@ -11,6 +11,7 @@ import { batch } from "./routes/batch";
 import { dashboard } from "./routes/dashboard";
 import { docs } from "./routes/docs";
 import { health } from "./routes/health";
+import { kvEvents } from "./routes/kv-events";
 import { leases } from "./routes/leases";
 import { lifecycle } from "./routes/lifecycle";
 import { loads } from "./routes/loads";
@@ -34,6 +35,7 @@ const routes = app
   .route("/", loads)
   .route("/", route)
   .route("/", leases)
+  .route("/", kvEvents)
   .route("/", replication)
   .route("/", health)
   .route("/selection", selection);

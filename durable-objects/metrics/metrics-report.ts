@@ -11,7 +11,7 @@ import type { RoutingState } from "../core/routing/route-request";
 import { routingStatsOf } from "../core/routing/route-request";
 import type { Tracker } from "../core/tracker";
 import type { OpCounters, ReplicationCounters } from "./metrics-counters";
-import type { PeerStatus, TrackerMetrics } from "./metrics-types";
+import type { KvMetrics, PeerStatus, TrackerMetrics } from "./metrics-types";
 
 /**
  * What the report reads of replication, declared here so that metrics, below replication, imports
@@ -63,5 +63,18 @@ export function metricsReport(sources: MetricsSources, now: number): TrackerMetr
     origins: counters?.origins() ?? [],
     rowsWritten: sources.rowsWritten,
     routing: routingStats,
+    kv: kvMetricsOf(tracker),
+  };
+}
+
+function kvMetricsOf(tracker: Tracker): KvMetrics {
+  const { kv } = tracker;
+  const stats = kv.index.stats();
+  const streams = kv.list().map(({ epoch: _epoch, ...stream }) => stream);
+  return {
+    counters: { ...kv.counters },
+    cachedBlocks: stats.entries,
+    maxCachedBlocks: stats.maxEntries,
+    streams,
   };
 }

@@ -2,6 +2,7 @@
  * What a tracker object reports for `GET /metrics` and `GET /replica_sync/peers`: operation counts,
  * per-rank gauges, replication towards each peer and from each origin.
  */
+import type { KvCounters } from "../core/kv-events/kv-state";
 import type { ErrorCode, RankLoad, RoutingStats, WorkerType } from "../types";
 
 /** The object's operations as `slot_tracker_requests_total` counts them, named after their routes. */
@@ -20,7 +21,8 @@ export type TrackerOp =
   | "select_and_reserve"
   | "reservations"
   | "lease"
-  | "lease_end";
+  | "lease_end"
+  | "kv_events";
 
 /** Calls of one operation with one outcome; the Worker maps the outcome to its HTTP status. */
 export interface OpCount {
@@ -93,6 +95,25 @@ export interface TrackerMetrics {
   /** Rows SQLite reports written by this object instance. */
   rowsWritten: number;
   routing: RoutingStats;
+  kv: KvMetrics;
+}
+
+/** Engine KV events (SPEC §9): the exact index's size and each publisher's stream. */
+export interface KvMetrics {
+  /** Counters since the object started (`core/kv-events/kv-state.ts`). */
+  counters: KvCounters;
+  /** (block, rank) entries the event index holds, and its cap (`MAX_CACHED_BLOCKS`). */
+  cachedBlocks: number;
+  maxCachedBlocks: number;
+  /** One row per (worker, rank) with a stream, sorted by worker then rank. */
+  streams: {
+    workerId: bigint;
+    dpRank: number;
+    cachedBlocks: number;
+    nextSeq: number;
+    /** ms from the engine's batch time to its apply here, last local call; null before one. */
+    lagMs: number | null;
+  }[];
 }
 
 /** Replication towards one peer replica, as `GET /replica_sync/peers` reports it. */

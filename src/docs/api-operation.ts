@@ -34,6 +34,10 @@ export interface Operation {
   extraQuery?: Record<string, string>;
   /** Optional request headers this route reads. */
   headers?: Record<string, string>;
+  /** Request headers this route requires. */
+  requiredHeaders?: Record<string, string>;
+  /** A body that no schema describes, taken as it is (`POST /kv_events`: engines' MessagePack). */
+  rawBody?: { mediaType: string; description: string };
   success: { status: number } & Answer;
   /** Route-specific failures: status → when. Body and auth failures are added for every route. */
   errors: Record<number, string>;

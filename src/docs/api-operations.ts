@@ -25,6 +25,7 @@ import {
   workersAnswer,
 } from "../schema/responses";
 import { SELECTION_BOOKING_OPERATIONS } from "./api-booking-operations";
+import { KV_OPERATIONS } from "./api-kv-operations";
 import { LEASE_OPERATIONS } from "./api-lease-operations";
 import { type Operation, ok, REPLICA_HEADER } from "./api-operation";
 import { SELECTION_OPERATIONS } from "./api-selection-operations";
@@ -264,6 +265,7 @@ const TRACKER_OPERATIONS: readonly Operation[] = [
 export const OPERATIONS: readonly Operation[] = [
   ...TRACKER_OPERATIONS,
   ...LEASE_OPERATIONS,
+  ...KV_OPERATIONS,
   ...SELECTION_OPERATIONS,
   ...SELECTION_BOOKING_OPERATIONS,
   ...SERVICE_OPERATIONS,

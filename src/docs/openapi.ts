@@ -109,6 +109,9 @@ function parameters(op: Operation): Doc[] {
   for (const [name, description] of Object.entries(op.extraQuery ?? {})) {
     out.push({ name, in: "query", required: false, description, schema: { type: "string" } });
   }
+  for (const [name, description] of Object.entries(op.requiredHeaders ?? {})) {
+    out.push({ name, in: "header", required: true, description, schema: { type: "string" } });
+  }
   for (const [name, description] of Object.entries(op.headers ?? {})) {
     out.push({ name, in: "header", required: false, description, schema: { type: "string" } });
   }
@@ -158,6 +161,13 @@ function operationObject(op: Operation, schemas: Doc): Doc {
       description:
         "JSON or MessagePack (`application/msgpack`, also `application/x-msgpack`), at most 2 MiB.",
       content: { [JSON_TYPE]: json, [MSGPACK_TYPE]: { schema: ref(name) } },
+    };
+  }
+  if (op.rawBody !== undefined) {
+    doc.requestBody = {
+      required: true,
+      description: op.rawBody.description,
+      content: { [op.rawBody.mediaType]: { schema: { type: "string", format: "binary" } } },
     };
   }
   const responses: Doc = {};

@@ -37,6 +37,9 @@ export const IDEMPOTENT_TRACKER_METHODS: ReadonlySet<string> = new Set([
   "selectionPotentialLoads",
   "overlapScores",
   "cacheDump",
+  // A sequence number applied once is acknowledged as a repeat, so a retried call changes nothing more.
+  "kvEvents",
+  "kvStreams",
   "catalogList",
 ]);
 

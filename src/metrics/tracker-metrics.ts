@@ -33,6 +33,8 @@ const ROUTE_OF_OP: Record<TrackerOp, string> = {
   // listing is not counted: it shares its path with the renewal, and its series would merge.
   lease: "/leases",
   lease_end: "/leases/{owner}",
+  // Either API's (`/selection/kv_events` too).
+  kv_events: "/kv_events",
 };
 
 /** Dynamo answers writes that create something with 201. */
@@ -119,6 +121,83 @@ export function renderTracker(out: Exposition, { key, metrics: m }: Scraped): vo
   );
   renderReplication(out, tracker, m);
   renderRouting(out, tracker, m);
+  renderKv(out, tracker, m);
+}
+
+function renderKv(out: Exposition, tracker: Labels, m: TrackerMetrics): void {
+  const { kv } = m;
+  for (const s of kv.streams) {
+    const labels = { ...tracker, worker_id: s.workerId, dp_rank: s.dpRank };
+    out.gauge(
+      "slot_tracker_kv_cached_blocks",
+      "Blocks a worker rank holds in its KV cache, from its engine's KV events (every tier).",
+      labels,
+      s.cachedBlocks,
+    );
+    out.gauge(
+      "slot_tracker_kv_next_seq",
+      "The KV-event sequence number the tracker expects next from a worker rank's publisher.",
+      labels,
+      s.nextSeq,
+    );
+    if (s.lagMs !== null) {
+      out.gauge(
+        "slot_tracker_kv_event_lag_seconds",
+        "Delay from the engine's batch time to its apply here, for the last POST /kv_events of a worker rank.",
+        labels,
+        s.lagMs / 1000,
+      );
+    }
+  }
+  const c = kv.counters;
+  out.gauge(
+    "slot_tracker_kv_index_blocks",
+    "(Block, rank) entries of the engine-event index.",
+    tracker,
+    kv.cachedBlocks,
+  );
+  out.gauge(
+    "slot_tracker_kv_index_max_blocks",
+    "The engine-event index's cap (MAX_CACHED_BLOCKS).",
+    tracker,
+    kv.maxCachedBlocks,
+  );
+  for (const [outcome, count] of [
+    ["applied", c.batchesApplied],
+    ["repeated", c.batchesIgnored],
+  ] as const) {
+    out.counter(
+      "slot_tracker_kv_batches_total",
+      "Engine KV-event batches applied, or acknowledged as repeats of applied sequence numbers.",
+      { ...tracker, outcome },
+      count,
+    );
+  }
+  out.counter(
+    "slot_tracker_kv_sequence_gaps_total",
+    "POST /kv_events calls refused as out of sequence (409 with expected_seq).",
+    tracker,
+    c.gaps,
+  );
+  out.counter(
+    "slot_tracker_kv_epochs_total",
+    "KV-event epochs started or adopted (each clears its rank).",
+    tracker,
+    c.epochs,
+  );
+  for (const [change, count] of [
+    ["stored", c.blocksStored],
+    ["removed", c.blocksRemoved],
+    ["orphaned", c.blocksOrphaned],
+    ["evicted", c.blocksEvicted],
+  ] as const) {
+    out.counter(
+      "slot_tracker_kv_blocks_total",
+      "Blocks the engine-event index stored, removed, refused for an unknown parent (orphaned) or evicted at its cap.",
+      { ...tracker, change },
+      count,
+    );
+  }
 }
 
 function renderOps(out: Exposition, tracker: Labels, m: TrackerMetrics): void {

@@ -14,9 +14,9 @@ import {
   MIN_LEASE_TTL_MS,
 } from "../../durable-objects/limits";
 import { namingPartition } from "./partition";
-import { describe, optional, withDefault } from "./schema";
+import { describe, invalid, node, optional, type Schema, withDefault } from "./schema";
 import { array, hashes, object, type Shape, tagged } from "./schema-composites";
-import { enumOf, float, intIn, string, u32, u64, uint } from "./schema-scalars";
+import { decimalU64, enumOf, float, intIn, string, U32_MAX, u32, u64, uint } from "./schema-scalars";
 
 const name = string({ minBytes: 1, maxBytes: MAX_NAME_BYTES });
 const requestId = string({ minBytes: 1, maxBytes: MAX_REQUEST_ID_BYTES });
@@ -109,6 +109,38 @@ export const potentialLoadsBody = trackerObject({
 export const listingQuery = namingPartition(
   object({ model_name: optional(name), tenant_id: optional(name) }, TENANT_ALIAS),
 );
+
+/** A u64 in a query string: decimal digits, as Rust's `u64::from_str` reads them (a leading `+` too). */
+function queryU64(): Schema<bigint> {
+  return node(
+    (value, path) => {
+      const id = typeof value === "string" ? decimalU64(value) : undefined;
+      return id ?? invalid(path, "an unsigned 64-bit integer");
+    },
+    { type: "string", pattern: "^\\+?[0-9]+$", description: "decimal u64" },
+  );
+}
+
+/** A u32 in a query string, decimal. */
+function queryU32(): Schema<number> {
+  return node(
+    (value, path) => {
+      const n = typeof value === "string" && /^\+?[0-9]{1,10}$/.test(value) ? Number(value) : Number.NaN;
+      return n <= U32_MAX ? n : invalid(path, "an unsigned 32-bit integer");
+    },
+    { type: "string", pattern: "^\\+?[0-9]+$", description: "decimal u32" },
+  );
+}
+
+/**
+ * `POST /kv_events` (and `/selection/kv_events`): the tracker and the (worker, rank) whose engine
+ * publishes the body's batches; without `dp_rank`, the batches' own `data_parallel_rank`, else 0.
+ */
+export const kvEventsQuery = trackerObject({
+  ...tracker,
+  worker_id: queryU64(),
+  dp_rank: optional(queryU32()),
+});
 
 /** Routes about one tracker read from the query string (`GET /replica_sync/peers`). */
 export const trackerQuery = trackerObject(tracker);

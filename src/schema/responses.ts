@@ -167,6 +167,27 @@ export const leaseAnswer = object({
   ),
 });
 
+/** `POST /kv_events` (either API): what the call did to its rank's sequence. */
+export const kvEventsAnswer = object({
+  applied: count("Batches of the body applied."),
+  ignored: count("Batches acknowledged and ignored: their sequence numbers were applied before."),
+  next_seq: count("The sequence number this rank's publisher is expected to send next."),
+});
+
+/** `GET /kv_events` (either API): each (worker, rank) publisher of the tracker, sorted by worker and rank. */
+export const kvStreamsAnswer = array(
+  object({
+    worker_id: u64(),
+    dp_rank: u32(),
+    epoch: describe(anyText, "The sender's name for the publisher's current life (`x-kv-event-epoch`)."),
+    next_seq: count("The sequence number expected next."),
+    cached_blocks: count("Blocks the rank holds in its KV cache, every tier, as its events tell."),
+    lag_ms: optional(
+      describe(uint(), "Delay of the last batch applied here from its engine time; absent before one."),
+    ),
+  }),
+);
+
 /** `DELETE /leases/{owner}` (either API): the lease ended, and the bookings that ended with it. */
 export const leaseEndAnswer = object({
   owner: name,

@@ -140,12 +140,14 @@ describe("retryingStub", () => {
     expect(made).toHaveLength(1);
   });
 
-  it("names exactly the reads, prefill_complete, free and a lease renewal as idempotent", () => {
+  it("names exactly the reads, prefill_complete, free, a lease renewal and KV events as idempotent", () => {
     expect([...IDEMPOTENT_TRACKER_METHODS].sort()).toEqual([
       "cacheDump",
       "catalogList",
       "free",
       "hasReservation",
+      "kvEvents",
+      "kvStreams",
       "listLeases",
       "listLoads",
       "listWorkers",
