@@ -1,7 +1,7 @@
 /**
  * The dashboard script's first part (see `script.ts`): state, exact JSON, the API calls and the
  * model built from `/workers`, `/loads` and the selection catalog (`/selection/workers`), plus live
- * requests, replica status and frontend leases per tracker.
+ * requests, replica status, frontend leases and each rank's cached blocks (`/kv_events`) per tracker.
  */
 export const SCRIPT_DATA = String.raw`
   "use strict";
@@ -11,7 +11,7 @@ export const SCRIPT_DATA = String.raw`
   var PEERS_EVERY = 5;
   var LEASES_EVERY = 2;
   var MAX_DETAILED = 32;
-  var st = { paused: false, tick: 0, timer: 0, peersDenied: false, peers: new Map(), replicas: new Set(), leases: new Map(), cards: new Map() };
+  var st = { paused: false, tick: 0, timer: 0, peersDenied: false, peers: new Map(), replicas: new Set(), leases: new Map(), kv: new Map(), cards: new Map() };
   var $ = function (id) { return document.getElementById(id); };
   var fmt = function (n) { return Number(n).toLocaleString("en-US"); };
 
@@ -130,6 +130,21 @@ export const SCRIPT_DATA = String.raw`
   }
 
   /**
+   * A tracker's KV-event publishers (GET /kv_events), kept in st.kv between asks as each rank's
+   * cached blocks by rank id. A failure leaves the ranks without a figure, the rest of the card stands.
+   */
+  async function kvOf(t) {
+    var q = "?model_name=" + encodeURIComponent(t.model) + "&tenant_id=" + encodeURIComponent(t.tenant);
+    try {
+      var r = await api("GET", "/kv_events" + q);
+      if (!r.ok || !Array.isArray(r.data)) return;
+      var cached = new Map();
+      r.data.forEach(function (x) { cached.set(String(x.worker_id) + "/" + x.dp_rank, x.cached_blocks); });
+      st.kv.set(t.key, cached);
+    } catch (e) {}
+  }
+
+  /**
    * Live requests per rank and, every few ticks, replica status and frontend leases (at once for a
    * tracker newly shown), for the first trackers shown.
    */
@@ -139,7 +154,9 @@ export const SCRIPT_DATA = String.raw`
     var askLeases = st.tick % LEASES_EVERY === 0;
     var keys = new Set(shown.map(function (t) { return t.key; }));
     st.leases.forEach(function (l, k) { if (!keys.has(k)) st.leases.delete(k); });
+    st.kv.forEach(function (l, k) { if (!keys.has(k)) st.kv.delete(k); });
     var leases = shown.filter(function (t) { return askLeases || !st.leases.has(t.key); }).map(leasesOf);
+    leases = leases.concat(shown.filter(function (t) { return askLeases || !st.kv.has(t.key); }).map(kvOf));
     await Promise.all(leases.concat(shown.map(async function (t) {
       // A partition known only to the catalog has no ranks to ask about.
       if (t.ranks.length > 0) {

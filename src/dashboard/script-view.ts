@@ -20,7 +20,7 @@ export const SCRIPT_VIEW = `
       sums.appendChild(span);
     });
     head.append(c.title, c.tenant, c.meta, sums);
-    [["Worker · rank", ""], ["Decode blocks", ""], ["Prefill tokens", ""], ["Live", "num"]].forEach(function (h) {
+    [["Worker · rank", ""], ["Decode blocks", ""], ["Prefill tokens", ""], ["Live", "num"], ["Cached", "num"]].forEach(function (h) {
       c.grid.appendChild(el("div", "h " + h[1], h[0]));
     });
     c.leases.hidden = true;
@@ -43,10 +43,11 @@ export const SCRIPT_VIEW = `
     who.append(wid, el("span", "rk", "rank " + r.rank));
     if (r.type === "prefill") who.appendChild(el("span", "badge", "prefill"));
     x = { root: root, decode: el("div", "bar decode"), prefill: el("div", "bar prefill"), live: el("div", "live"),
-      dFill: el("div", "fill"), pFill: el("div", "fill"), dVal: el("span", "val"), pVal: el("span", "val") };
+      cached: el("div", "cached"), dFill: el("div", "fill"), pFill: el("div", "fill"), dVal: el("span", "val"), pVal: el("span", "val") };
     x.decode.append(x.dFill, x.dVal);
     x.prefill.append(x.pFill, x.pVal);
-    root.append(who, x.decode, x.prefill, x.live);
+    x.cached.title = "blocks the rank's engine holds, from its KV events (· without events)";
+    root.append(who, x.decode, x.prefill, x.live, x.cached);
     c.rows.set(r.id, x);
     return x;
   }
@@ -88,8 +89,8 @@ export const SCRIPT_VIEW = `
       t.ranks.forEach(function (r, j) {
         seen.add(r.id);
         var x = row(c, r);
-        // Four header cells come first; move a row only when out of place, so its bars keep animating.
-        var at = c.grid.children[4 + j];
+        // Five header cells come first; move a row only when out of place, so its bars keep animating.
+        var at = c.grid.children[5 + j];
         if (at !== x.root) c.grid.insertBefore(x.root, at || null);
         if (x.root.dataset.decode !== String(r.decode) && x.root.dataset.decode !== undefined) flash(x.dVal);
         if (x.root.dataset.prefill !== String(r.prefill) && x.root.dataset.prefill !== undefined) flash(x.pVal);
@@ -101,6 +102,10 @@ export const SCRIPT_VIEW = `
         setText(x.dVal, fmt(r.decode));
         setText(x.pVal, fmt(r.prefill));
         setText(x.live, r.requests === null ? "·" : fmt(r.requests));
+        var kv = st.kv.get(t.key);
+        var cachedBlocks = kv && kv.has(r.id) ? kv.get(r.id) : null;
+        x.root.dataset.cached = cachedBlocks === null ? "" : String(cachedBlocks);
+        setText(x.cached, cachedBlocks === null ? "·" : fmt(cachedBlocks));
       });
       c.rows.forEach(function (x, id) { if (!seen.has(id)) { x.root.remove(); c.rows.delete(id); } });
       replicaLine(c, t);
@@ -183,7 +188,7 @@ export const SCRIPT_VIEW = `
   sel.value = saved;
   sel.addEventListener("change", function () {
     if (sel.value) sessionStorage.setItem(REPLICA_KEY, sel.value); else sessionStorage.removeItem(REPLICA_KEY);
-    st.peers.clear(); st.leases.clear(); st.tick = 0; now();
+    st.peers.clear(); st.leases.clear(); st.kv.clear(); st.tick = 0; now();
   });
   document.addEventListener("visibilitychange", function () { if (!document.hidden) now(); });
   showToken();

@@ -44,7 +44,7 @@ background:var(--panel2);border-bottom:1px solid var(--line)}
 .peer{display:inline-flex;gap:6px;align-items:center;padding:1px 8px;border-radius:99px;border:1px solid var(--line);color:var(--ink)}
 .peer .dot{width:7px;height:7px}.peer.ok .dot{background:var(--ok)}.peer.backing_off .dot{background:var(--warn)}
 .peer.resync .dot{background:var(--err)}
-.grid{display:grid;grid-template-columns:minmax(230px,300px) 1fr 1fr 70px;column-gap:16px;padding:4px 16px 10px}
+.grid{display:grid;grid-template-columns:minmax(230px,300px) 1fr 1fr 70px 90px;column-gap:16px;padding:4px 16px 10px}
 .grid .h{font-size:11px;letter-spacing:.06em;text-transform:uppercase;color:var(--muted);padding:8px 0 4px}
 .grid .h.num{text-align:right}
 .who{display:flex;align-items:center;gap:8px;padding:5px 0;min-width:0;border-top:1px solid var(--line)}
@@ -58,6 +58,7 @@ background:var(--panel2);border-bottom:1px solid var(--line)}
 .val{position:absolute;right:8px;top:0;line-height:22px;font-size:12.5px;font-weight:600;font-variant-numeric:tabular-nums;
 text-shadow:0 0 3px var(--panel)}
 .live{text-align:right;font-variant-numeric:tabular-nums;font-weight:600;align-self:center;padding-right:2px}
+.cached{text-align:right;font-variant-numeric:tabular-nums;align-self:center;padding-right:2px;color:var(--muted)}
 .changed{animation:flash 1s ease}
 @keyframes flash{0%{background:rgba(245,165,36,.35)}100%{background:transparent}}
 .leases{padding:4px 16px 10px;border-top:1px solid var(--line);font-size:12.5px}
@@ -78,6 +79,6 @@ border-top:1px solid var(--line)}
 .cw .why{flex-basis:100%;color:var(--warn)}
 footer{padding:0 22px 24px;color:var(--muted);font-size:12px}
 @media (max-width:900px){.totals{grid-template-columns:repeat(3,1fr)}.grid{grid-template-columns:1fr 1fr;}
-.grid .h{display:none}.who{grid-column:1/-1}.live{display:none}
+.grid .h{display:none}.who{grid-column:1/-1}.live,.cached{display:none}
 .ls{grid-template-columns:1fr auto}.ls .exp{grid-column:1/-1}}
 `;

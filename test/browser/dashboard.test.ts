@@ -1,3 +1,4 @@
+import { encode } from "@msgpack/msgpack";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -424,6 +425,30 @@ describe("the live dashboard in Chromium", () => {
     await expect.poll(() => llama.locator(".leases .ls").count(), POLL).toBe(1);
     expect(await llama.locator(".leases .off").count()).toBe(0);
     await post("/free", `{"model_name":"${LLAMA}","request_id":"r5"}`, 200);
+  });
+
+  it("shows the blocks a rank's engine reports cached beside its load, and · for a rank without events", async () => {
+    // One engine batch, as vLLM publishes it: [ts, [BlockStored(2 blocks of 16 tokens)], rank].
+    const tokens = Array.from({ length: 32 }, (_, i) => i + 1);
+    const batch = encode([Date.now() / 1000, [["BlockStored", [11, 12], null, tokens, 16, null, "GPU", null]], 1]);
+    const query = `/kv_events?model_name=${LLAMA}&worker_id=${BIG}&dp_rank=1`;
+    const res = await fetch(new URL(query, base), {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        "content-type": "application/msgpack",
+        "x-kv-event-seq": "0",
+        "x-kv-event-epoch": "dashboard",
+      },
+      body: batch,
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const cached = (workerId: string, rank: number) => async () =>
+      page
+        .locator(`section.tracker[data-model="${LLAMA}"] .rank[data-worker="${workerId}"][data-rank="${rank}"] .cached`)
+        .textContent();
+    await expect.poll(cached(BIG, 1), POLL).toBe("2");
+    expect(await cached(BIG, 0)()).toBe("·");
   });
 
   it("renders without script errors, and leaves a screenshot for people to look at", async () => {
