@@ -29,6 +29,8 @@ const utf8 = new TextEncoder();
 export const kvEvents = new Hono<AppEnv>()
   .post("/kv_events", validQuery(kvEventsQuery), async (c) => {
     const query = c.req.valid("query");
+    // The tenant is checked first: a caller it does not cover learns nothing more of the call.
+    const tracker = trackerFor(c, query);
     const seq = seqOf(c.req.header(SEQ_HEADER));
     const epoch = epochOf(c.req.header(EPOCH_HEADER));
     if (formatOf(c.req.header("content-type")) !== "msgpack") {
@@ -37,8 +39,6 @@ export const kvEvents = new Hono<AppEnv>()
         "KV events are MessagePack as the engines publish them: send application/msgpack",
       );
     }
-    // The tenant is checked before the body is read.
-    const tracker = trackerFor(c, query);
     const body = await readBytes(c.req.raw, MAX_KV_BODY_BYTES);
     const decoded = decodeKvEventBody(body, { dpRank: query.dp_rank ?? null });
     if (!decoded.ok) throw new HttpError(decoded.status, decoded.error);

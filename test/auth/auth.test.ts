@@ -10,7 +10,7 @@ interface RouteCase {
   path: string;
   admin: boolean;
   /** The call for `model` of tenant acme, after `setUp` (worker 1 with two ranks, request r1 live). */
-  request: (model: string) => { path: string; body?: unknown };
+  request: (model: string) => { path: string; body?: unknown; headers?: Record<string, string> };
   /** Status for a caller allowed to make it. */
   ok: number;
   /**
@@ -31,6 +31,17 @@ const catalogRecord = (model: string) => ({
   data_parallel_size: 2,
 });
 const R1_MISSING = { status: 404, error: "reservation r1 not found" };
+/** One engine batch (vLLM's array form) storing one 16-token block, for worker 1's rank 0. */
+const KV_BATCH = encode([
+  1_757_500_000.25,
+  [["BlockStored", [101], null, Array.from({ length: 16 }, (_, i) => i), 16, null, "GPU", null]],
+  0,
+]);
+const kvCall = (path: string, naming: Record<string, string>) => ({
+  path: `${path}${query({ ...naming, worker_id: "1" })}`,
+  body: KV_BATCH,
+  headers: { "content-type": "application/msgpack", "x-kv-event-seq": "0", "x-kv-event-epoch": "auth" },
+});
 
 const ROUTES: RouteCase[] = [
   {
@@ -137,6 +148,34 @@ const ROUTES: RouteCase[] = [
     admin: false,
     ok: 200,
     request: (m) => ({ path: `/leases${query(scope(m))}` }),
+  },
+  {
+    method: "POST",
+    path: "/kv_events",
+    admin: false,
+    ok: 200,
+    request: (m) => kvCall("/kv_events", scope(m)),
+  },
+  {
+    method: "GET",
+    path: "/kv_events",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: `/kv_events${query(scope(m))}` }),
+  },
+  {
+    method: "POST",
+    path: "/selection/kv_events",
+    admin: false,
+    ok: 200,
+    request: (m) => kvCall("/selection/kv_events", partition(m)),
+  },
+  {
+    method: "GET",
+    path: "/selection/kv_events",
+    admin: false,
+    ok: 200,
+    request: (m) => ({ path: `/selection/kv_events${query(partition(m))}` }),
   },
   {
     method: "POST",
@@ -396,8 +435,8 @@ describe("the auth matrix: every route for every caller", () => {
       for (const caller of CALLERS) {
         const model = await setUp();
         const before = await stateOf(model);
-        const { path, body } = route.request(model);
-        const res = await call(caller, route.method, path, body);
+        const { path, body, headers } = route.request(model);
+        const res = await call(caller, route.method, path, body, headers);
         const want = expected(route, caller, path);
         const text = await res.text();
         expect({ caller, status: res.status }, text).toEqual({ caller, status: want.status });
