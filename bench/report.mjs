@@ -51,7 +51,16 @@ export function coreOverFloor(core, coreFloor, live) {
  * what the same machine gives the same work in the same run (a floor, the baseline, the origin), so
  * that they judge the service rather than the machine it ran on.
  */
-export function targetsOf({ core, coreFloor, http, rows, replication, selectionHttp, selectionCore }) {
+export function targetsOf({
+  core,
+  coreFloor,
+  http,
+  rows,
+  replication,
+  selectionHttp,
+  selectionCore,
+  kvEventsCore,
+}) {
   const httpScenario = (format) => `POST /add + /free (${format})`;
   // No route that does the service's work can beat the floor's; a ratio above 1 says the run's
   // noise is larger than the gap it measures, and the reader is told so beside the "met".
@@ -136,6 +145,43 @@ export function targetsOf({ core, coreFloor, http, rows, replication, selectionH
       from: selectionFrom("p99Ratio", "p99Us"),
       ok: (v) => v <= 2,
       digits: 2,
+    },
+    {
+      figure: "HTTP /kv_events events applied/s (256-event calls) ÷ /batch lifecycle ops/s, same run",
+      goal: "≥ 1",
+      value: http.kvEvents ? http.kvEvents.eventsPerSec / http.batchOpsPerSec : null,
+      from: http.kvEvents ? `${fmt(http.kvEvents.eventsPerSec)} ÷ ${fmt(http.batchOpsPerSec)} per s` : "",
+      ok: (v) => v >= 1,
+      digits: 2,
+    },
+    {
+      figure: "SQLite rows written per 1,000 KV events",
+      goal: "a row per call, not per event",
+      value: http.kvEvents?.rowsPer1000Events ?? null,
+      from: http.kvEvents ? "256-event calls" : "",
+      ok: (v) => v < 1000 / 64,
+      digits: 1,
+    },
+    {
+      figure: "KV core select_and_reserve p50, 1,000,000 ÷ 10,000 cached blocks (64 ranks)",
+      goal: "≤ 2",
+      value: kvEventsCore?.p50Ratio ?? null,
+      from: kvEventsCore
+        ? kvEventsCore.runs
+            .map((r) => `${fmt(r.p50Us, 1)} µs`)
+            .reverse()
+            .join(" ÷ ")
+        : "",
+      ok: (v) => v <= 2,
+      digits: 2,
+    },
+    {
+      figure: "heap bytes per cached block of the engine-event index, at 1,000,000",
+      goal: "≤ 64",
+      value: kvEventsCore?.heapBytesPerCachedBlock ?? null,
+      from: kvEventsCore ? `${fmt(kvEventsCore.runs.at(-1).cachedBlocks)} blocks` : "",
+      ok: (v) => v <= 64,
+      digits: 1,
     },
     {
       figure: "core add+free cycles/s, ours ÷ core floor (lowest over N)",

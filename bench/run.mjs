@@ -85,6 +85,12 @@ const PARTS = [
     args: (file) => ["--expose-gc", "--max-old-space-size=6144", file],
   },
   {
+    name: "kv-events-core",
+    key: "kvEventsCore",
+    entry: "bench/kv-events/core.ts",
+    args: (file) => ["--expose-gc", "--max-old-space-size=6144", file],
+  },
+  {
     name: "routing-quality",
     key: "routingQuality",
     entry: "bench/routing/quality.ts",

@@ -9,6 +9,7 @@
  * argv[2] is the repo root. Prints one JSON line with each scenario's figures.
  */
 import { AddBodies, batch, MODEL, registrations } from "./bodies";
+import { kvEventLoad } from "./kv-events";
 import { CONNECTIONS, type LoadFigures } from "./load";
 import { addFree, batches, health, QUERY_BOOK, queries } from "./scenarios";
 import { type LocalWorker, post, startLocalWorker } from "./worker";
@@ -58,10 +59,14 @@ async function measure(serviceUrl: string, floorUrl: string) {
   const floorBatches = await batches(floorUrl, floorBodies);
   scenarios.push(service.figures);
   floorScenarios.push(floorBatches.figures);
+  // Engine KV events beside the lifecycle: the events one object applies against the ops it books.
+  const kv = await kvEventLoad(serviceUrl);
+  scenarios.push(kv.figures);
   const loads = await (await fetch(`${serviceUrl}loads?model_name=${MODEL}`)).json();
   return {
     scenarios,
     batchOpsPerSec: service.opsPerSec,
+    kvEvents: { eventsPerSec: kv.eventsPerSec, rowsPer1000Events: kv.rowsPer1000Events },
     ranks: (loads as unknown[]).length,
     floor: { scenarios: floorScenarios, batchOpsPerSec: floorBatches.opsPerSec },
   };
