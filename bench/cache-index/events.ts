@@ -19,10 +19,10 @@
  *
  * Prints a table and one `@@bench` JSON line.
  */
-import { cpus, loadavg } from "node:os";
 import { EventIndex, type KvHeldRun } from "../../durable-objects/core/cache-index/event-index";
 import type { KvStoredOp } from "../../durable-objects/kv-event-types";
 import { MAX_CACHED_BLOCKS } from "../../durable-objects/limits";
+import { heapBytes, machine } from "../measures";
 
 const BLOCKS = 128;
 const SHARED = 64;
@@ -33,9 +33,6 @@ const T0 = 1_700_000_000_000;
 const QUERIES = 5_000;
 const WARMUP_QUERIES = 2_000;
 const CAP_STORES = 2_000;
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error("run with node --expose-gc");
 
 /** A well-mixed u32 of (a, b, salt): murmur3's finaliser. */
 function word(a: number, b: number, salt: number): number {
@@ -84,13 +81,6 @@ function fill(index: EventIndex, entries: number, op = newOp()): number {
     index.applyStored(workerId, dpRank, promptRun(p, op), T0 + p);
   }
   return p;
-}
-
-function heapBytes(): number {
-  gc!();
-  gc!();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
 }
 
 function bytesPerEntry(entries: number, capFactor: number) {
@@ -187,12 +177,7 @@ const query = [queryUs(10_000), queryUs(1_000_000)];
 const holdings = holdingsAndRebuild(1_000_000);
 const storeUs = storeAtCapUs(MAX_CACHED_BLOCKS);
 const result = {
-  environment: {
-    node: process.version,
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? "unknown",
-    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
-  },
+  environment: machine(),
   blocksPerPrompt: BLOCKS,
   sharedPrefix: SHARED,
   families: FAMILIES,

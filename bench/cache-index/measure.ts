@@ -17,7 +17,6 @@
  * of load on a shared machine falls on all of them alike; each figure is the median of its rounds.
  * Prints a table and one `@@bench` JSON line.
  */
-import { cpus, loadavg } from "node:os";
 import { ApproximateIndex } from "../../durable-objects/core/cache-index/approximate-index";
 import type { CacheIndex, PromptBlocks } from "../../durable-objects/core/cache-index/cache-index";
 import { MAX_CACHE_INDEX_ENTRIES } from "../../durable-objects/limits";
@@ -25,6 +24,7 @@ import { NoIndex, withIndex } from "../core/no-index";
 import { ours } from "../core/rates";
 import { OurSubject } from "../core/subjects";
 import { fill, materialize, run, T0 } from "../core/workload";
+import { heapBytes, machine } from "../measures";
 
 const BLOCKS = 128;
 const RANKS = 64;
@@ -41,9 +41,6 @@ const QUERY_BOOKINGS = [1_000, 50_000];
 const WARMUP_QUERIES = 2_000;
 const QUERIES = 5_000;
 const MEMORY_ENTRIES = [10_000, 100_000, 1_000_000];
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error("run with node --expose-gc");
 
 /** A well-mixed u32 of (a, b, salt): murmur3's finaliser. */
 function word(a: number, b: number, salt: number): number {
@@ -163,12 +160,6 @@ function queryUs(bookings: number): number {
 }
 
 /** Heap in use after full collections, counting typed-array backing stores (`arrayBuffers`). */
-function heapBytes(): number {
-  gc!();
-  gc!();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
 
 /** Bytes per entry of an index filled to `entries` entries (one prompt buffer reused). */
 function bytesPerEntry(entries: number, shared: number) {
@@ -220,12 +211,7 @@ const timed = subjects.map((s, i) => ({ name: s.name, medianUs: Math.round(media
 const us = (name: string) => timed.find((t) => t.name === name)!.medianUs;
 const query = QUERY_BOOKINGS.map((bookings) => ({ bookings, medianUs: queryUs(bookings) }));
 const result = {
-  environment: {
-    node: process.version,
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? "unknown",
-    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
-  },
+  environment: machine(),
   maxEntries: MAX_CACHE_INDEX_ENTRIES,
   blocksPerBooking: BLOCKS,
   cycleLive: CYCLE_LIVE,

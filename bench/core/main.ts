@@ -8,6 +8,7 @@ import { NaiveSubject, type NaiveTrackerClass, OurSubject, type Subject } from "
 import { cycleRates, elapsedMs, naive, ours } from "./rates";
 import { promptBigints, queryArray, Rng, requestOf } from "./trace";
 import { BOOK_SIZES, fill, materialize, run, T0 } from "./workload";
+import { heapBytes, percentile } from "../measures";
 
 /** Churn before a heap reading, so that free lists and table sizes are those of a book in use. */
 const HEAP_CHURN = 20_000;
@@ -23,20 +24,7 @@ const WARMUP_QUERIES = 10_000;
 /** The baseline's scan grows with N; it gets this long for its queries, and at least 20 of them. */
 const BASELINE_QUERY_BUDGET_MS = 4_000;
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error("run with node --expose-gc");
-
 /** Heap in use after full collections, counting typed-array backing stores (`arrayBuffers`). */
-function heapBytes(): number {
-  gc!();
-  gc!();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-}
 
 /**
  * Heap bytes per live request of a fresh subject holding `live` requests after some churn; only the

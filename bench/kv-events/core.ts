@@ -13,7 +13,6 @@
  *
  * Prints a table and one `@@bench` JSON line.
  */
-import { cpus, loadavg } from "node:os";
 import { blockHashesWithSeed } from "../../durable-objects/core/hashing/block-hashes";
 import { XXH3_SEED } from "../../durable-objects/core/hashing/block-seed";
 import { tokenBytes } from "../../durable-objects/core/hashing/token-bytes";
@@ -26,6 +25,7 @@ import {
   selectionPartition,
 } from "../selection/partition";
 import { PROMPT_BLOCKS, promptTokens } from "../selection/prompts";
+import { heapBytes, percentile, machine } from "../measures";
 
 const SHAPE: CatalogShape = { workers: 16, dpSize: 4 };
 const RANKS = SHAPE.workers * SHAPE.dpSize;
@@ -33,20 +33,6 @@ const SIZES = [10_000, 1_000_000];
 const TIMED = 5_000;
 const WARMUP = 1_000;
 const T0 = 1_700_000_000_000;
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error("run with node --expose-gc");
-
-function heapBytes(): number {
-  gc!();
-  gc!();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-}
 
 /** Prompt `i` as one engine's `BlockStored` of all its blocks, engine hashes unique per prompt. */
 function storedBatch(i: number): KvEventBatch {
@@ -127,12 +113,7 @@ const runs = SIZES.map((n) => {
 });
 const [small, large] = [runs[0]!, runs.at(-1)!];
 const result = {
-  environment: {
-    node: process.version,
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? "unknown",
-    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
-  },
+  environment: machine(),
   ranks: RANKS,
   promptBlocks: PROMPT_BLOCKS,
   timed: TIMED,

@@ -19,12 +19,12 @@
  *
  * Prints a table and one `@@bench` JSON line.
  */
-import { cpus, loadavg } from "node:os";
 import type { Tracker } from "../../durable-objects/core/tracker";
 import { MAX_CACHE_INDEX_ENTRIES, MAX_LIVE_REQUESTS } from "../../durable-objects/limits";
 import type { SelectionPrompt } from "../../durable-objects/selection-types";
 import { BLOCK_SIZE, type CatalogShape, type SelectionPartition, selectionPartition } from "./partition";
 import { FAMILIES, PROMPT_BLOCKS, promptTokens, SHARED_BLOCKS } from "./prompts";
+import { heapBytes, percentile, machine } from "../measures";
 
 const SHAPE: CatalogShape = { workers: 16, dpSize: 4 };
 const SIZES = [1_000, 50_000];
@@ -53,9 +53,6 @@ const CAPS: IndexCap[] = [
     maxCacheEntries: (SIZES.at(-1)! + WARMUP_CYCLES + TIMED_CYCLES) * PROMPT_BLOCKS,
   },
 ];
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error("run with node --expose-gc");
 
 /** Booking `i`'s prompt as the Worker hands it to the object. */
 function promptOf(i: number): SelectionPrompt {
@@ -100,17 +97,6 @@ function cycles(p: SelectionPartition, from: number, to: number, live: number, s
       samples.push(Number(process.hrtime.bigint() - start) / 1e3);
     }
   }
-}
-
-function heapBytes(): number {
-  gc!();
-  gc!();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 
 function checkBook(tracker: Tracker, live: number): void {
@@ -172,12 +158,7 @@ const [capped, whole] = [largest(CAPS[0]!), largest(CAPS[1]!)];
 const indexBytesPerEntry =
   (whole.heapBytes - capped.heapBytes) / (whole.indexAfterFill.entries - capped.indexAfterFill.entries);
 const result = {
-  environment: {
-    node: process.version,
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? "unknown",
-    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
-  },
+  environment: machine(),
   ranks: SHAPE.workers * SHAPE.dpSize,
   catalog: SHAPE,
   promptBlocks: PROMPT_BLOCKS,

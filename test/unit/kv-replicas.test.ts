@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ReplicaEvent } from "../../durable-objects/core/replica/events";
 import { applyReplicaEvent } from "../../durable-objects/core/replica/replica-merge";
-import { NULL_STORE } from "../../durable-objects/core/store";
-import { Tracker } from "../../durable-objects/core/tracker";
 import { decodeEvent, encodeEvent } from "../../durable-objects/replication/event-codec";
 import { snapshotEvents } from "../../durable-objects/replication/snapshot";
+import { HandReplica } from "./hand-replica";
 import { batch, BLOCK, call, removed, stored } from "./kv-fixtures";
 import { T0, worker } from "./tracker-fixtures";
 
@@ -14,24 +12,14 @@ import { T0, worker } from "./tracker-fixtures";
  * snapshot rebuilds a replica that missed everything.
  */
 
-class Replica {
-  readonly outbox: ReplicaEvent[] = [];
-  readonly tracker: Tracker;
-
-  constructor(readonly name: string) {
-    this.tracker = new Tracker({
-      model: "model",
-      tenant: "default",
-      origin: name,
-      replicated: true,
-      store: { ...NULL_STORE, emitted: (event) => this.outbox.push(event) },
-    });
+/** A replica whose changes travel through the wire codec, as between objects. */
+class Replica extends HandReplica {
+  constructor(name: string) {
+    super(name, {}, (event) => decodeEvent(encodeEvent(event)));
   }
 
-  /** Ships everything queued to `to`, each event through the codec as it travels. */
-  shipTo(to: Replica, now = T0): void {
-    for (const event of this.outbox.splice(0))
-      applyReplicaEvent(to.tracker, decodeEvent(encodeEvent(event)), now);
+  override shipTo(to: Replica, now = T0): void {
+    super.shipTo(to, now);
   }
 
   dump(): unknown {

@@ -1,8 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ReplicaEvent } from "../../durable-objects/core/replica/events";
-import { applyReplicaEvent } from "../../durable-objects/core/replica/replica-merge";
-import { NULL_STORE } from "../../durable-objects/core/store";
-import { Tracker } from "../../durable-objects/core/tracker";
+import { HandReplica } from "./hand-replica";
 import { h, T0, worker } from "./tracker-fixtures";
 
 /**
@@ -15,24 +12,9 @@ import { h, T0, worker } from "./tracker-fixtures";
 const EXPIRY_MS = 10_000;
 const TTL = 3_000;
 
-class Replica {
-  readonly outbox: ReplicaEvent[] = [];
-  readonly tracker: Tracker;
-
-  constructor(readonly name: string) {
-    this.tracker = new Tracker({
-      model: "model",
-      tenant: "default",
-      expiryMs: EXPIRY_MS,
-      origin: name,
-      replicated: true,
-      store: { ...NULL_STORE, emitted: (event) => this.outbox.push(event) },
-    });
-  }
-
-  /** Hands everything this replica shipped so far to `to`, at `now`. */
-  shipTo(to: Replica, now: number): void {
-    for (const event of this.outbox.splice(0)) applyReplicaEvent(to.tracker, event, now);
+class Replica extends HandReplica {
+  constructor(name: string) {
+    super(name, { expiryMs: EXPIRY_MS });
   }
 
   live(now: number): string[] {

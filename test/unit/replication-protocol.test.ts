@@ -91,6 +91,8 @@ function senderToB(options: {
   maxBacklog?: number;
   maxBatch?: number;
   maxInFlight?: number;
+  maxBatchBytes?: number;
+  sizeOf?: (entry: Uint8Array) => number;
 }) {
   return new Replicator({
     origin: "a",
@@ -197,17 +199,7 @@ it("a snapshot read across a merge that booked a request again keeps its prefill
 });
 
 it("cuts a stream batch at maxBatchBytes, and ships an entry larger than that alone", () => {
-  const replicator = new Replicator<Uint8Array>({
-    origin: "a",
-    incarnation: "a-1",
-    peers: ["b"],
-    log: new MemoryLog(),
-    encode: encodeEvent,
-    snapshot: () => [UNREGISTER].values(),
-    flushMs: 0,
-    maxBatchBytes: 100,
-    sizeOf: (entry) => entry.length,
-  });
+  const replicator = senderToB({ flushMs: 0, maxBatchBytes: 100, sizeOf: (entry) => entry.length });
   for (const size of [40, 40, 40, 500, 10]) replicator.append(new Uint8Array(size), T0);
   const sizes: number[][] = [];
   for (let batch = replicator.takeBatch("b", T0); batch; batch = replicator.takeBatch("b", T0)) {
