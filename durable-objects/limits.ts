@@ -63,7 +63,11 @@ export const DEFAULT_ROUTER_TTL_SECS = 120;
 export const MAX_CACHE_INDEX_ENTRIES = 200_000;
 /**
  * (Block, rank) entries one tracker's engine-event cache index holds before the oldest leaves are
- * evicted (SPEC §9; `core/cache-index/event-index.ts`). Placeholder until measured.
+ * evicted (SPEC §9; `core/cache-index/event-index.ts`, wrangler var `MAX_CACHED_BLOCKS`). An entry
+ * costs about 68 bytes at a million entries (`bench/kv-events/core.ts`: a 56-byte record plus its
+ * table slots), so this bounds the index near 34 MB. A worker's blocks live in this index or in the
+ * approximate one, never both, so the two fill together only when sourced and unsourced workers
+ * share a busy tracker.
  */
 export const MAX_CACHED_BLOCKS = 500_000;
 

@@ -85,7 +85,7 @@ function seqOf(raw: string | undefined): number {
   return seq;
 }
 
-/** The sender's name for the publisher's life: any text of 1 to {@link MAX_KV_EPOCH_BYTES} bytes. */
+/** The sender's name for the publisher's life: text of 1 to {@link MAX_KV_EPOCH_BYTES} bytes. */
 function epochOf(raw: string | undefined): string {
   if (raw === undefined) {
     throw new HttpError(

@@ -8,7 +8,7 @@
  * key of the call that started it at its origin. Epochs are ordered by that key, so two replicas
  * that each started one (a relay that moved between them) agree which is current: the newer. A
  * replica accepts calls only in an epoch it started itself (one writer per epoch): a call naming the
- * epoch of another replica starts a new epoch here, which clears the rank as any new epoch does,
+ * epoch of another replica starts a new epoch here, which clears the rank as every new epoch does,
  * because this replica cannot know whether it has every batch the other one accepted.
  */
 import type { KvClearedOp, KvRemovedOp } from "../../kv-event-types";

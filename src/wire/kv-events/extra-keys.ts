@@ -20,7 +20,7 @@ import { isMap } from "./values";
 const SALT_PREFIX = "dynamo-cache-salt:";
 const MARKED_HASH = /^[0-9a-fA-F]{16}0{48}$/;
 
-/** The multimodal objects of each block, or null when no block has any. */
+/** The multimodal objects of each block, or null when no block has one. */
 export function mmInfosFromExtraKeys(extraKeys: unknown): BlockMmInfos | null {
   if (!Array.isArray(extraKeys)) return null;
   let infos: (BlockMmInfo | null)[] | null = null;

@@ -2,7 +2,7 @@
  * The engine KV-event body decoder of `POST /kv_events` (SPEC §9): the body's bytes, MessagePack as
  * engines publish it on ZMQ (one or more concatenated batches), to the batches of ops the tracker
  * object applies, each stored block already hashed into Dynamo's public local block hash. Pure and
- * total: any input gives a result, never an exception.
+ * total: every input gives a result, never an exception.
  *
  * Forms and fields: `batches.ts` (batches), `fields.ts` (events, both wire forms), `ops.ts` (what is
  * kept, skipped or refused), `tier.ts`, `groups.ts`, `extra-keys.ts`, `tokens.ts`.
