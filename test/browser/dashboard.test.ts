@@ -430,7 +430,11 @@ describe("the live dashboard in Chromium", () => {
   it("shows the blocks a rank's engine reports cached beside its load, and · for a rank without events", async () => {
     // One engine batch, as vLLM publishes it: [ts, [BlockStored(2 blocks of 16 tokens)], rank].
     const tokens = Array.from({ length: 32 }, (_, i) => i + 1);
-    const batch = encode([Date.now() / 1000, [["BlockStored", [11, 12], null, tokens, 16, null, "GPU", null]], 1]);
+    const batch = encode([
+      Date.now() / 1000,
+      [["BlockStored", [11, 12], null, tokens, 16, null, "GPU", null]],
+      1,
+    ]);
     const query = `/kv_events?model_name=${LLAMA}&worker_id=${BIG}&dp_rank=1`;
     const res = await fetch(new URL(query, base), {
       method: "POST",
@@ -445,7 +449,9 @@ describe("the live dashboard in Chromium", () => {
     expect(res.status, await res.text()).toBe(200);
     const cached = (workerId: string, rank: number) => async () =>
       page
-        .locator(`section.tracker[data-model="${LLAMA}"] .rank[data-worker="${workerId}"][data-rank="${rank}"] .cached`)
+        .locator(
+          `section.tracker[data-model="${LLAMA}"] .rank[data-worker="${workerId}"][data-rank="${rank}"] .cached`,
+        )
         .textContent();
     await expect.poll(cached(BIG, 1), POLL).toBe("2");
     expect(await cached(BIG, 0)()).toBe("·");
