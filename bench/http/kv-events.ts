@@ -50,7 +50,7 @@ function body(p: Publisher): Buffer {
       events.push(["BlockRemoved", [hash], "GPU"]);
     }
   }
-  return Buffer.from(encode([Date.now() / 1000, events, 0], MSGPACK));
+  return Buffer.from(encode([Date.now() / 1000, events, p.rank % DP_SIZE], MSGPACK));
 }
 
 async function rowsWritten(url: string): Promise<number> {
@@ -99,7 +99,12 @@ export async function kvEventLoad(
   if (CONNECTIONS > WORKER_IDS.length * DP_SIZE) throw new Error("more connections than ranks");
   const before = await rowsWritten(url);
   const eventsBefore = events;
-  const figures = await load(`POST /kv_events, ${EVENTS_PER_CALL} events (msgpack)`, { url, requests });
+  const figures = await load(`POST /kv_events, ${EVENTS_PER_CALL} events (msgpack)`, { url, requests }).catch(
+    (error: Error) => {
+      // The first refusal's text says why, where autocannon's counts only say how many.
+      throw new Error(`${error.message}; first refusal: ${failed}`);
+    },
+  );
   if (failed) throw new Error(`/kv_events: ${failed}`);
   const rows = (await rowsWritten(url)) - before;
   return {
