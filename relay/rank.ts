@@ -50,6 +50,8 @@ export class RankRelay {
   private inbox: EngineBatch[] = [];
   private wake: (() => void) | null = null;
   private stopping = false;
+  /** Stopped, and posting what it holds: retries keep their backoff. */
+  private draining = false;
   /** The live socket failed: the relay exits non-zero once this rank has drained. */
   failed = false;
   private ackedSeq: bigint | null = null;
@@ -90,6 +92,7 @@ export class RankRelay {
       ...(resumed ? { resumed_epoch: resumed.name } : {}),
     });
     while (!this.stopping) await this.step(false);
+    this.draining = true;
     const deadline = Date.now() + drainMs;
     while (Date.now() < deadline && this.core.nextCall(true) !== null) {
       if (!(await this.step(true))) break;
@@ -268,7 +271,7 @@ export class RankRelay {
     });
   }
 
-  /** Waits `ms`; a stop cuts the wait short, an arriving batch does not. */
+  /** Waits `ms`; a stop cuts the wait short (but not during the drain), an arriving batch does not. */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const finish = () => {
@@ -277,7 +280,7 @@ export class RankRelay {
         resolve();
       };
       const wake = () => {
-        if (this.stopping) finish();
+        if (this.stopping && !this.draining) finish();
       };
       const timer = setTimeout(finish, ms);
       this.wake = wake;

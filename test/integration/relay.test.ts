@@ -125,7 +125,8 @@ class Relay {
         join(root, "relay/bin.mjs"),
         ...["--engine", engine.liveEndpoint, "--replay", engine.replayEndpoint],
         ...["--tracker", base.href, "--model", model, "--worker-id", String(WORKER)],
-        ...["--dp-rank", "1", "--status", "127.0.0.1:0"],
+        // A replay unanswered this long would start a new epoch: far beyond a loaded machine's delays.
+        ...["--dp-rank", "1", "--status", "127.0.0.1:0", "--replay-timeout-ms", "30000"],
       ],
       { cwd: root, stdio: ["ignore", "ignore", "pipe"] },
     );

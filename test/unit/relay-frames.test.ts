@@ -2,6 +2,8 @@ import { encode } from "@msgpack/msgpack";
 import { describe, expect, it } from "vitest";
 import { END_SEQ, eventCount, liveBatch, replayReply, seqBytes } from "../../relay/frames";
 import { offsetPort, parseOptions } from "../../relay/options";
+import type { RankStatus } from "../../relay/rank";
+import { metricsText } from "../../relay/status";
 
 /** The worked example of engine-kv-events §4 A: a store of two blocks and a removal, rank 0. */
 const EXAMPLE_A = Buffer.from(
@@ -87,5 +89,37 @@ describe("relay options", () => {
     expect(() => parseOptions(base.slice(2).concat("7"), {})).toThrow("--engine is required");
     expect(() => parseOptions([...base, "7", "--batch-ms", "-1"], {})).toThrow("--batch-ms");
     expect(() => parseOptions([...base, "7", "--engine", "http://x"], {})).toThrow("--engine");
+  });
+});
+
+describe("relay metrics", () => {
+  it("writes each rank's lag, backlog and counters as Prometheus families", () => {
+    const rank = (dp_rank: number, lag_ms: number): RankStatus => ({
+      dp_rank,
+      engine: "tcp://e:5557",
+      epoch: "relay-1.0",
+      acked_seq: "9",
+      pending_batches: 2,
+      pending_events: 5,
+      lag_ms,
+      batches_received: 11,
+      events_received: 30,
+      batches_applied: 9,
+      calls: 4,
+      call_retries: 1,
+      replays: 2,
+      replayed_batches: 3,
+      gaps: 0,
+      epochs: 1,
+      breaks: 0,
+      malformed_messages: 0,
+    });
+    const text = metricsText([rank(0, 12), rank(1, 0)]);
+    expect(text).toContain('# TYPE edge_kv_relay_lag_ms gauge\nedge_kv_relay_lag_ms{dp_rank="0"} 12\n');
+    expect(text).toContain('edge_kv_relay_lag_ms{dp_rank="1"} 0\n');
+    expect(text).toContain(
+      '# TYPE edge_kv_relay_replayed_batches_total counter\nedge_kv_relay_replayed_batches_total{dp_rank="0"} 3\n',
+    );
+    expect(text.split("\n").filter((l) => l.startsWith("# TYPE")).length).toBe(14);
   });
 });
