@@ -1,8 +1,8 @@
 /**
- * `wrangler dev` for the soak: a child process group on 127.0.0.1 with a fresh persistence directory,
- * its output kept in a log file (the Worker writes one access-log line per request), the workerd
- * process found among its descendants so its memory can be sampled from /proc, and the DevTools
- * inspector port through which `heap.mjs` reads the Worker isolate's heap.
+ * The soak's runtime (`runtime.mjs`: the wrangler bundle in Miniflare's workerd): a child process
+ * group on 127.0.0.1 with a fresh persistence directory, its output kept in a log file, the workerd
+ * process found among its descendants so its memory can be sampled from /proc, and workerd's
+ * DevTools inspector port through which `heap.mjs` reads the Worker isolate's heap.
  */
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -65,7 +65,7 @@ export function rssOf(pid) {
 }
 
 /**
- * Starts `wrangler dev` with `vars` and waits until `/health` answers; `stop()` ends the process group.
+ * Starts the runtime with `vars` and waits until `/health` answers; `stop()` ends the process group.
  * @param {string} root the project directory
  * @param {Record<string, string>} vars
  */
@@ -73,39 +73,21 @@ export async function startDev(root, vars) {
   const port = await freePort();
   const inspectorPort = await freePort();
   const persist = mkdtempSync(join(tmpdir(), "slot-tracker-soak-"));
-  const logPath = join(persist, "wrangler.log");
+  const logPath = join(persist, "runtime.log");
   const log = createWriteStream(logPath);
+  // The runtime is Miniflare, not `wrangler dev`: see runtime.mjs for why.
   const args = [
-    join(root, "node_modules/wrangler/bin/wrangler.js"),
-    "dev",
-    "--ip",
-    "127.0.0.1",
-    "--port",
+    join(root, "bench/soak/runtime.mjs"),
     String(port),
-    "--inspector-port",
     String(inspectorPort),
-    "--persist-to",
     persist,
-    "--show-interactive-dev-session=false",
-    "--log-level",
-    process.env.SOAK_LOG_LEVEL ?? "warn",
-    ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    JSON.stringify(vars),
   ];
   const child = spawn(process.execPath, args, {
     cwd: root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    // A registry of its own: wrangler and Miniflare reload their workers whenever the shared dev
-    // registry (~/.config/.wrangler/registry) changes, which any other `wrangler dev` or vitest
-    // pool on the machine does; each reload answers the requests in flight with a 503 ("Your
-    // worker restarted mid-request"), which a soak on a shared machine then counts as its own.
-    env: {
-      ...process.env,
-      WRANGLER_SEND_METRICS: "false",
-      CI: "1",
-      WRANGLER_REGISTRY_PATH: join(persist, "registry"),
-      MINIFLARE_REGISTRY_PATH: join(persist, "registry"),
-    },
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
@@ -116,14 +98,14 @@ export async function startDev(root, vars) {
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (exited) throw new Error(`wrangler dev exited during start-up; see ${logPath}`);
+    if (exited) throw new Error(`the runtime exited during start-up; see ${logPath}`);
     try {
       if ((await fetch(`${url}/health`)).status === 200) break;
     } catch {
       // Not listening yet.
     }
     if (Date.now() > deadline)
-      throw new Error(`wrangler dev did not answer /health within 120 s; see ${logPath}`);
+      throw new Error(`the runtime did not answer /health within 120 s; see ${logPath}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return {

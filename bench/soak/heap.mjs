@@ -1,6 +1,6 @@
 /**
- * The Worker isolate's own JS heap, read over `wrangler dev`'s DevTools inspector (the proxy on
- * `--inspector-port`, which forwards to workerd's inspector for the user Worker). The Durable Objects
+ * The Worker isolate's own JS heap, read over workerd's DevTools inspector (Miniflare's
+ * `inspectorPort`), the user Worker's target. The Durable Objects
  * of this Worker run in that same isolate locally: 2,000 `/add`s of 30 hashes each, kept live, raised
  * its heap by about 1.9 KB each. What counts against production's 128 MB is this heap, not workerd's
  * resident memory, which also holds the local runtime's own per-request state.
@@ -37,7 +37,9 @@ export class Heap {
   static async connect(port) {
     const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
     // The proxy wants an Origin (or no User-Agent) from a local host.
-    const ws = new WebSocket(targets[0].webSocketDebuggerUrl, { headers: { Origin: "http://127.0.0.1" } });
+    // workerd lists each of its workers; the service's isolate is the user worker.
+    const target = targets.find((t) => t.id.startsWith("core:user:")) ?? targets[0];
+    const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { Origin: "http://127.0.0.1" } });
     await new Promise((resolve, reject) => {
       ws.once("open", resolve);
       ws.once("error", reject);

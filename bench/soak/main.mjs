@@ -1,5 +1,6 @@
 /**
- * `npm run soak`: `wrangler dev` with three replicas (east, west, apac) and a fresh state directory,
+ * `npm run soak`: the Worker in the local runtime (wrangler's bundle in Miniflare, `runtime.mjs`) with
+ * three replicas (east, west, apac) and a fresh state directory,
  * SOAK_REQUESTS (default 100,000) mixed requests from SOAK_CONCURRENCY client loops (default 16),
  * paced at SOAK_RATE operations/s (default 60, which a loaded 2-core machine sustains), then,
  * once replication is quiet, checks that every replica's /workers and /loads equal an independent
@@ -126,8 +127,8 @@ async function main() {
     REPLICAS: REPLICAS.join(","),
     REQUEST_EXPIRY_SECONDS: String(EXPIRY_SECONDS),
   });
-  console.log(`wrangler dev on ${dev.url}, state in ${dev.persist}`);
-  // wrangler dev runs in a process group of its own (so stop() ends workerd too): an interrupted
+  console.log(`runtime on ${dev.url}, state in ${dev.persist}`);
+  // The runtime runs in a process group of its own (so stop() ends workerd too): an interrupted
   // soak must end it as well, or it keeps serving after the soak is gone.
   for (const signal of ["SIGINT", "SIGTERM"]) {
     process.once(signal, () => void dev.stop().finally(() => process.exit(130)));
@@ -140,7 +141,7 @@ async function main() {
   const failed = checks.filter((c) => !c.ok).length;
   // The state is kept for a look when something failed.
   if (failed === 0) rmSync(dev.persist, { recursive: true, force: true });
-  else console.log(`state and wrangler log kept in ${dev.persist}`);
+  else console.log(`state and runtime log kept in ${dev.persist}`);
   console.log(`${checks.length - failed} passed, ${failed} failed`);
   process.exitCode = failed === 0 ? 0 : 1;
 }
@@ -308,7 +309,7 @@ async function measure(dev, load, heap) {
     memory.detail,
   );
   check(
-    "wrangler dev still serving",
+    "the runtime still serving",
     dev.alive() && (await load.call("health", "east", "GET", "/health")).status === 200,
   );
 
