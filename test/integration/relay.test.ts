@@ -1,7 +1,7 @@
 /**
  * The relay end to end on real parts: an engine's publisher and replay socket on real ZMQ
- * (`zmq-engine.ts`), the relay as its own process (`relay/bin.mjs`), and the Worker under wrangler's
- * local runtime. Events reach the index and make `/selection/select_and_reserve` choose the rank
+ * (`zmq-engine.ts`), the relay as its own process (`relay/bin.mjs`), and the Worker as it deploys,
+ * in Miniflare (`built-worker.ts`). Events reach the index and make `/selection/select_and_reserve` choose the rank
  * that holds the prefix; a batch the relay's socket lost is replayed; a relay killed and restarted
  * continues its epoch and loses nothing; an engine that restarts starts a new epoch. Every wait is a
  * poll of what the tracker or the relay reports, with a deadline.
@@ -9,7 +9,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorker, type Worker } from "../browser/harness";
+import { type BuiltWorker, startBuiltWorker } from "./built-worker";
 import { ZmqEngine } from "./zmq-engine";
 
 const root = join(import.meta.dirname, "../..");
@@ -18,14 +18,14 @@ const BLOCK = 4;
 const WORKER = 18_446_744_073_709_551_557n;
 const DEADLINE_MS = 60_000;
 
-let worker: Worker;
+let worker: BuiltWorker;
 let base: URL;
 const engines: ZmqEngine[] = [];
 const relays: Relay[] = [];
 
 beforeAll(async () => {
-  worker = await startWorker({}, {});
-  base = await worker.url;
+  worker = await startBuiltWorker();
+  base = worker.url;
 });
 
 afterAll(async () => {
