@@ -200,9 +200,8 @@ export class RankLog {
     if (call.epoch !== this.epoch) return;
     const next = call.epoch.base + BigInt(nextSeq);
     this.drop((b) => b.seq < next);
-    if (this.callBatches !== Number.POSITIVE_INFINITY && call.batches.length >= 1) {
-      this.callBatches = Number.POSITIVE_INFINITY;
-    }
+    // A call got through: calls may be whole again (a later refusal splits anew).
+    this.callBatches = Number.POSITIVE_INFINITY;
   }
 
   /** The tracker refused the call as out of sequence: it expects `expectedSeq`; replay from there. */
