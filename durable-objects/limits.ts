@@ -64,8 +64,8 @@ export const MAX_CACHE_INDEX_ENTRIES = 200_000;
 /**
  * (Block, rank) entries one tracker's engine-event cache index holds before the oldest leaves are
  * evicted (SPEC §9; `core/cache-index/event-index.ts`, wrangler var `MAX_CACHED_BLOCKS`). An entry
- * costs about 68 bytes at a million entries (`bench/kv-events/core.ts`: a 56-byte record plus its
- * table slots), so this bounds the index near 34 MB. A worker's blocks live in this index or in the
+ * costs about 61 bytes at a million entries (`bench/kv-events/core.ts`: a 48-byte record plus its
+ * table slots), so this bounds the index near 31 MB. A worker's blocks live in this index or in the
  * approximate one, never both, so the two fill together only when sourced and unsourced workers
  * share a busy tracker.
  */

@@ -21,6 +21,7 @@
  */
 import { EventIndex, type KvHeldRun } from "../../durable-objects/core/cache-index/event-index";
 import type { KvStoredOp } from "../../durable-objects/kv-event-types";
+import { sequenceHashes } from "../../durable-objects/core/hashing/sequence-hashes";
 import { MAX_CACHED_BLOCKS } from "../../durable-objects/limits";
 import { heapBytes, machine } from "../measures";
 
@@ -112,7 +113,8 @@ function queryUs(entries: number) {
   );
   const queries = chosen.map((p) => {
     const run = promptRun(p, newOp());
-    return { localHashes: run.localHashes, sequenceHashes: new BigUint64Array(BLOCKS) };
+    // The walk looks blocks up by their public sequence hashes, the chain of the local ones.
+    return { localHashes: run.localHashes, sequenceHashes: sequenceHashes(run.localHashes) };
   });
   let deepest = 0;
   for (let k = 0; k < WARMUP_QUERIES; k++) index.overlap(queries[k % queries.length]!, T0);

@@ -1,6 +1,6 @@
 /**
- * The event index's entries: one per (rank, engine block hash), each a record of 14 int32 words
- * (56 bytes), no object or bigint per entry:
+ * The event index's entries: one per (rank, engine block hash), each a record of 12 int32 words
+ * (48 bytes), no object or bigint per entry:
  *
  * - `META`: the rank's id (low 20 bits) and the tiers holding the block (bits 20–23, one per
  *   `StorageTier`); -1 marks a free record, whose `FIRST_CHILD` word chains the free ids.
@@ -12,9 +12,14 @@
  *   record needs no parent word: unlinking is O(1) and only a first child has to find its parent.
  * - `NEXT_HOLDER`: the next entry of the same node (another rank, or the same rank under another
  *   engine hash) in the node's ring of holders, which the overlap walk reads (`event-lookups.ts`).
- * - A leaf is in the leaf queue (`leaf-queue.ts`): `GROUP` is its age group and `QNEXT` / `QPREV`
- *   its links there. An entry with children is in no queue: `GROUP` is -1 and the two link words
- *   hold its age as a float64 (the record is 56 bytes, so word 10 is 8-byte aligned).
+ * - `AGE`: for a leaf, which the leaf queue holds, `~place` of its place there (`leaf-queue.ts`,
+ *   where its age is); for an entry with children, its age's id in the age table (`age-table.ts`).
+ *   The sign tells which.
+ *
+ * The budget is 64 bytes an entry with the two lookup tables (about 12 bytes an entry together,
+ * `event-lookups.ts`), so nothing is in every record that only some entries need: the leaf
+ * queue's links are in the queue's places, and an age, shared by the blocks one call stored, is
+ * one word.
  */
 import { grown, NONE, nextCapacity } from "./arrays";
 import { MAX_PACKED_IDS } from "./packed-id-table";
@@ -22,18 +27,13 @@ import { MAX_PACKED_IDS } from "./packed-id-table";
 export const META = 0;
 export const ENGINE = 1;
 export const PATH = 3;
-export const FIRST_CHILD = 5;
-export const NEXT_SIB = 6;
-export const PREV_SIB = 7;
-export const NEXT_HOLDER = 8;
-export const GROUP = 9;
-export const QNEXT = 10;
-export const QPREV = 11;
-export const LOCAL = 12;
-export const ENTRY_WORDS = 14;
-/** An inner entry's age is `ages[AGE_STRIDE * e + AGE_SLOT]`: words 10–11 of its record as a float64. */
-export const AGE_STRIDE = ENTRY_WORDS / 2;
-export const AGE_SLOT = QNEXT / 2;
+export const LOCAL = 5;
+export const FIRST_CHILD = 7;
+export const NEXT_SIB = 8;
+export const PREV_SIB = 9;
+export const NEXT_HOLDER = 10;
+export const AGE = 11;
+export const ENTRY_WORDS = 12;
 
 export const RANK_MASK = 0xfffff;
 export const TIER_SHIFT = 20;
@@ -41,10 +41,8 @@ export const TIER_SHIFT = 20;
 export const UNDER_ROOT = -1;
 
 export class EventEntries {
-  /** Entry `e`'s record is `words[14e .. 14e + 14)`. */
+  /** Entry `e`'s record is `words[12e .. 12e + 12)`. */
   words: Int32Array;
-  /** A float64 view of `words`: an inner entry's age is `ages[AGE_STRIDE * e + AGE_SLOT]`. */
-  ages: Float64Array;
   capacity: number;
   size = 0;
   private used = 0;
@@ -57,7 +55,6 @@ export class EventEntries {
   ) {
     this.capacity = initialCapacity;
     this.words = new Int32Array(initialCapacity * ENTRY_WORDS);
-    this.ages = new Float64Array(this.words.buffer);
   }
 
   rank(e: number): number {
@@ -148,7 +145,6 @@ export class EventEntries {
     if (next > MAX_PACKED_IDS - 1) next = MAX_PACKED_IDS - 1;
     if (next <= c) throw new RangeError(`the event index cannot hold more than ${c} entries`);
     this.words = grown(this.words, next * ENTRY_WORDS);
-    this.ages = new Float64Array(this.words.buffer);
     this.capacity = next;
   }
 

@@ -3,22 +3,22 @@
  *
  * - the entries (`event-entries.ts`), each a (rank, engine hash) with its node, tiers and age;
  * - the lookups by engine hash and by node (`event-lookups.ts`);
- * - the leaf queue (`leaf-queue.ts`), the order the cap evicts in;
+ * - the leaf queue (`leaf-queue.ts`), the order the cap evicts in, and the inner entries' ages
+ *   (`age-table.ts`);
  * - the ranks (`rank-table.ts`): a rank's `head` is its first root entry, its `count` its entries.
  *
  * Invariants: every entry's parent entry is live (a rank's holdings are prefix-closed, so removal
  * takes a subtree); an entry is queued if and only if it is a leaf; a node exists while an entry
  * holds it. A rank is released when its last entry goes, unless an event holds it (`hold`).
  */
+import { AgeTable } from "./age-table";
 import { NONE } from "./arrays";
 import {
+  AGE,
   ENGINE,
-  AGE_SLOT,
-  AGE_STRIDE,
   ENTRY_WORDS,
   EventEntries,
   FIRST_CHILD,
-  GROUP,
   META,
   NEXT_HOLDER,
   NEXT_SIB,
@@ -38,6 +38,7 @@ export class EventTree {
   readonly entries: EventEntries;
   readonly ranks = new RankTable();
   readonly queue: LeafQueue;
+  readonly ages = new AgeTable();
   readonly hasher: PathHasher;
   readonly lookups: EventLookups;
 
@@ -50,13 +51,13 @@ export class EventTree {
   }
 
   get bytes(): number {
-    return this.entries.bytes + this.lookups.bytes + this.ranks.bytes + this.queue.bytes;
+    return this.entries.bytes + this.lookups.bytes + this.ranks.bytes + this.queue.bytes + this.ages.bytes;
   }
 
   /** The age of entry `e`: the latest `at` of the stores that named it (epoch ms). */
   ageOf(e: number): number {
-    const grouped = this.entries.words[e * ENTRY_WORDS + GROUP] !== NONE;
-    return grouped ? this.queue.ageOf(e) : this.entries.ages[AGE_STRIDE * e + AGE_SLOT]!;
+    const word = this.entries.words[e * ENTRY_WORDS + AGE]!;
+    return word < 0 ? this.queue.ageOf(e) : this.ages.ageOf(word);
   }
 
   /** Whether entry `e` is at the node of path (`lo`, `hi`). */
@@ -138,9 +139,12 @@ export class EventTree {
     const w = this.entries.words;
     const o = e * ENTRY_WORDS;
     w[o + META] = w[o + META]! | (bit << TIER_SHIFT);
-    if (w[o + GROUP] === NONE) {
-      const ages = this.entries.ages;
-      if (at > ages[AGE_STRIDE * e + AGE_SLOT]!) ages[AGE_STRIDE * e + AGE_SLOT] = at;
+    const word = w[o + AGE]!;
+    if (word >= 0) {
+      if (at > this.ages.ageOf(word)) {
+        w[o + AGE] = this.ages.intern(at);
+        this.ages.release(word);
+      }
     } else if (at > this.queue.ageOf(e)) {
       this.queue.leave(e);
       this.queue.join(e, at);
@@ -199,7 +203,12 @@ export class EventTree {
     } else {
       const parent = -2 - prev;
       w[parent * ENTRY_WORDS + FIRST_CHILD] = next;
-      if (next === NONE) this.queue.join(parent, this.entries.ages[AGE_STRIDE * parent + AGE_SLOT]!);
+      if (next === NONE) {
+        const id = w[parent * ENTRY_WORDS + AGE]!;
+        const age = this.ages.ageOf(id);
+        this.ages.release(id);
+        this.queue.join(parent, age);
+      }
     }
   }
 
@@ -210,14 +219,16 @@ export class EventTree {
     const o = e * ENTRY_WORDS;
     const r = w[o + META]! & RANK_MASK;
     this.lookups.remove(e);
-    if (w[o + GROUP] !== NONE) this.queue.leave(e);
+    const word = w[o + AGE]!;
+    if (word < 0) this.queue.leave(e);
+    else this.ages.release(word);
     entries.free(e);
     if (--ranks.count[r]! === 0) ranks.release(r);
   }
 
-  /** Entry `e` gains its first child: out of the queue, its age kept in its record. */
+  /** Entry `e` gains its first child: out of the queue, its age kept as an age-table id. */
   private makeInner(e: number): void {
     const age = this.queue.leave(e);
-    this.entries.ages[AGE_STRIDE * e + AGE_SLOT] = age;
+    this.entries.words[e * ENTRY_WORDS + AGE] = this.ages.intern(age);
   }
 }
