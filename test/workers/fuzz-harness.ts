@@ -1,5 +1,5 @@
 /**
- * The hostile-input suite's harness (`fuzz.test.ts`): applying an operation
+ * The hostile-input suite's harness (`fuzz.test.ts`, `fuzz-owned.test.ts`): applying an operation
  * to the service and to the model, the checks of each answer, and the check of the final state.
  */
 import { decode } from "@msgpack/msgpack";
