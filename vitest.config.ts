@@ -32,8 +32,9 @@ export default defineConfig({
     // the soak: 18 s in workers, 16 s in auth, 7 s in unit), so a machine 4× slower still passes.
     // Pool teardown can outlast vitest's default on a busy machine.
     teardownTimeout: 60_000,
-    // The Worker's access log writes a line per request and the suites make thousands; the tests of
-    // the log itself read it through a console spy, which sees every line whatever is printed.
+    // The `workers` and `auth` projects log every request (`ACCESS_LOG=all`), so the tests of the log
+    // see its lines for every status; the suites make thousands, and the tests of the log itself read
+    // it through a console spy, which sees every line whatever is printed.
     onConsoleLog: (log) => !log.startsWith('{"level":"info"'),
     projects: [
       {
@@ -50,13 +51,14 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            // Seeded `/route` randomness (the `x-slot-tracker-seed` header) is allowed here and
+            // Every request logged (`ACCESS_LOG=all`), for `logs.test.ts`. Seeded `/route` randomness (the `x-slot-tracker-seed` header) is allowed here and
             // nowhere else. Small live caps, so `caps.test.ts` reaches them over HTTP (production:
             // 50,000 requests, 1,500,000 blocks). Requests live longer than any test may run (the
             // slowest are allowed 180 s), so no test that books a request races its expiry, however
             // slow the machine; expiry itself is tested in the `expiry` project.
             miniflare: {
               bindings: {
+                ACCESS_LOG: "all",
                 REQUEST_EXPIRY_SECONDS: "600",
                 ALLOW_TEST_SEED: "1",
                 MAX_LIVE_REQUESTS: "200",
@@ -92,8 +94,9 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            // The `workers` project runs open (no secret); this one sets API_TOKENS as production would.
-            miniflare: { bindings: { API_TOKENS } },
+            // The `workers` project runs open (no secret); this one sets API_TOKENS as production would,
+            // and logs every request, for `logs.test.ts`.
+            miniflare: { bindings: { API_TOKENS, ACCESS_LOG: "all" } },
           }),
         ],
         test: {

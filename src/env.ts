@@ -21,6 +21,8 @@ export interface Env {
    * (its second). Any other value means the default (`http/partition.ts`).
    */
   PARTITION_FIELD?: string;
+  /** Which requests get an access-log line: `errors` (default), `all` or `off` (`http/access-log.ts`). */
+  ACCESS_LOG?: string;
   /** "1" lets `/route` take the `x-slot-tracker-seed` header (tests only; never set in production). */
   ALLOW_TEST_SEED?: string;
   /**

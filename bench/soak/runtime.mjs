@@ -52,7 +52,7 @@ const mf = new Miniflare({
   port: Number(port),
   inspectorPort: Number(inspectorPort),
   log: new Log(LogLevel.WARN),
-  // The Worker's access log is a line per request at "info": kept out, as `--log-level warn` did.
+  // The Worker's access-log lines are at "info": kept out, as `--log-level warn` did.
   handleRuntimeStdio(stdout, stderr) {
     for (const [stream, out] of [
       [stdout, process.stdout],

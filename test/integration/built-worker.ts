@@ -37,7 +37,7 @@ export async function startBuiltWorker(vars: Record<string, string> = {}): Promi
     host: "127.0.0.1",
     port: 0,
     log: new Log(LogLevel.WARN),
-    // The access log (a line per request at "info") is left out, as the vitest config does.
+    // The access log's lines (at "info") are left out, as the vitest config does.
     handleRuntimeStdio(stdout, stderr) {
       stdout.resume();
       stderr.pipe(process.stderr);
