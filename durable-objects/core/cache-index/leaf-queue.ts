@@ -36,11 +36,6 @@ export class LeafQueue {
 
   constructor(private readonly entries: EventEntries) {}
 
-  /** Whether entry `e` is a queued leaf (its `AGE` word names a place, not an age). */
-  isQueued(e: number): boolean {
-    return this.entries.words[e * ENTRY_WORDS + AGE]! < 0;
-  }
-
   /** Appends leaf `e` to the group of `age`; `e`'s `AGE` word then names its place. */
   join(e: number, age: number): void {
     const groups = this.groups;
