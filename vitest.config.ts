@@ -51,11 +51,12 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            // Every request logged (`ACCESS_LOG=all`), for `logs.test.ts`. Seeded `/route` randomness (the `x-slot-tracker-seed` header) is allowed here and
-            // nowhere else. Small live caps, so `caps.test.ts` reaches them over HTTP (production:
-            // 50,000 requests, 1,500,000 blocks). Requests live longer than any test may run (the
-            // slowest are allowed 180 s), so no test that books a request races its expiry, however
-            // slow the machine; expiry itself is tested in the `expiry` project.
+            // Every request logged (`ACCESS_LOG=all`), for `logs.test.ts`. Seeded `/route`
+            // randomness (the `x-slot-tracker-seed` header) is allowed here and nowhere else. Small
+            // live caps, so `caps.test.ts` reaches them over HTTP (production: 50,000 requests,
+            // 1,500,000 blocks). Requests live longer than any test may run (the slowest are allowed
+            // 180 s), so no test that books a request races its expiry, however slow the machine;
+            // expiry itself is tested in the `expiry` project.
             miniflare: {
               bindings: {
                 ACCESS_LOG: "all",
