@@ -18,8 +18,8 @@ import type { AppEnv } from "../env";
 /** Unknown paths are logged too (a client calling the wrong URL is worth seeing), but cut short. */
 const MAX_ROUTE_CHARS = 128;
 
-export type AccessLogMode = "all" | "errors" | "off";
-export const DEFAULT_ACCESS_LOG: AccessLogMode = "errors";
+type AccessLogMode = "all" | "errors" | "off";
+const DEFAULT_ACCESS_LOG: AccessLogMode = "errors";
 
 /** The mode `ACCESS_LOG` names; unset or any other value means {@link DEFAULT_ACCESS_LOG}. */
 export function accessLogMode(value: string | undefined): AccessLogMode {
