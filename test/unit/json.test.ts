@@ -226,6 +226,85 @@ describe("parseJson arrays of integers", () => {
   });
 });
 
+/** A prompt's token ids as a client writes them: long enough for the native path (64+ characters). */
+const TOKENS = Array.from({ length: 40 }, (_, i) => (i * 2_654_435_761) % 128_000);
+const tokenText = (tokens: readonly number[] = TOKENS) => tokens.join(",");
+
+describe("parseJson long arrays of small integers (read natively)", () => {
+  it("reads a prompt's token ids and goes on after the array", () => {
+    const text = `{"token_ids":[${tokenText()}],"after":[1,2],"n":18446744073709551615}`;
+    expect(parseJson(text)).toEqual(
+      Object.assign(Object.create(null), { token_ids: TOKENS, after: [1, 2], n: 18446744073709551615n }),
+    );
+  });
+
+  it("reads every element exactly as the general path does, whatever follows the first ones", () => {
+    const cases: [string, JsonValue[]][] = [
+      [`[${tokenText()},9007199254740991]`, [...TOKENS, 9007199254740991]],
+      [`[${tokenText()},9007199254740992]`, [...TOKENS, 9007199254740992n]],
+      [`[${tokenText()},18446744073709551615]`, [...TOKENS, 18446744073709551615n]],
+      [`[${tokenText()},5.0]`, [...TOKENS, new JsonFraction(5)]],
+      [`[${tokenText()},1e3]`, [...TOKENS, new JsonFraction(1000)]],
+      [`[${tokenText()},-0]`, [...TOKENS, 0]],
+      [`[${tokenText()},"a]b",7]`, [...TOKENS, "a]b", 7]],
+      [`[${tokenText()},[2],3]`, [...TOKENS, [2], 3]],
+      [`[${tokenText()},true,null]`, [...TOKENS, true, null]],
+      [`[ ${TOKENS.join(" ,\n\t")}\r\n]`, TOKENS],
+    ];
+    for (const [text, expected] of cases) {
+      const parsed = parseJson(text) as JsonValue[];
+      expect(parsed, text).toEqual(expected);
+      expect(Object.is(parsed.at(-1), -0), text).toBe(false);
+    }
+  });
+
+  it("reports errors in long arrays with the texts and byte offsets of the general path", () => {
+    const head = `[${tokenText()},`;
+    const at = (extra: number) => new TextEncoder().encode(head).length + extra;
+    const cases: [string, string][] = [
+      [`${head}01]`, `invalid JSON at byte ${at(1)}: leading zeros are not allowed`],
+      [`${head}2,]`, `invalid JSON at byte ${at(2)}: unexpected character "]"`],
+      [`${head}2\u00a0]`, `invalid JSON at byte ${at(1)}: expected ',' or ']'`],
+      [`${head}2`, `invalid JSON at byte ${at(1)}: unexpected end of input`],
+      [`${head}{"a":1,"a":2}]`, `invalid JSON at byte ${at(7)}: duplicate key "a"`],
+    ];
+    for (const [text, message] of cases) expect(syntaxError(text).message, text).toBe(message);
+  });
+
+  it("reads long arrays of integers and other literals as it reads each literal alone", () => {
+    const small = fc.nat(999_999).map(String);
+    const other = fc.constantFrom(
+      "-0",
+      "-3",
+      "2.5",
+      "7e2",
+      "9007199254740993",
+      '"]"',
+      "[1]",
+      "null",
+      "01",
+      "1,",
+    );
+    fc.assert(
+      fc.property(
+        fc.array(small, { minLength: 12, maxLength: 60 }),
+        fc.array(fc.oneof(small, other), { maxLength: 4 }),
+        (head, tail) => {
+          const text = `[${[...head, ...tail].join(",")}]`;
+          let alone: JsonValue[] | Error;
+          try {
+            alone = [...head, ...tail].map((item) => parseJson(item));
+          } catch (err) {
+            alone = err as Error;
+          }
+          if (alone instanceof Error) expect(() => parseJson(text)).toThrow(JsonSyntaxError);
+          else expect(parseJson(text)).toEqual(alone);
+        },
+      ),
+    );
+  });
+});
+
 describe("parseJson strings", () => {
   it("decodes every simple escape", () => {
     expect(parseJson('"\\" \\\\ \\/ \\b \\f \\n \\r \\t"')).toBe('" \\ / \b \f \n \r \t');
