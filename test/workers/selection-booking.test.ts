@@ -9,6 +9,9 @@ import { send } from "./reliability-http";
 
 const B_1_4 = 14643705804678351452n;
 
+/** Token ids written as a long array of small integers (well over 64 characters of JSON). */
+const LONG_PROMPT = Array.from({ length: 40 }, (_, i) => 100_000 + i);
+
 describe("POST /selection/select and /selection/select_and_reserve", () => {
   it("selects without booking, in SelectResponse's field order", async () => {
     const p = uniquePartition();
@@ -134,6 +137,15 @@ describe("POST /selection/select and /selection/select_and_reserve", () => {
     await schedule(p, [{ workerId: 1n }]);
     const bad: [Record<string, unknown>, string][] = [
       [{ token_ids: [1, -2] }, "token_ids[1]: invalid value: integer `-2`, expected u32"],
+      // Long arrays of small integers, which the parser reads natively, name the same values.
+      [
+        { token_ids: [...LONG_PROMPT, 2 ** 32] },
+        `token_ids[${LONG_PROMPT.length}]: invalid value: integer \`4294967296\`, expected u32`,
+      ],
+      [
+        { token_ids: [...LONG_PROMPT, 2n ** 53n + 1n] },
+        `token_ids[${LONG_PROMPT.length}]: invalid value: integer \`9007199254740993\`, expected u32`,
+      ],
       [{ token_ids: "x" }, 'token_ids: invalid type: string "x", expected a sequence'],
       [
         { block_hashes: [2n ** 63n], sequence_hashes: [1], isl_tokens: 1 },
