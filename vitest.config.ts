@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { viteWasmModules } from "./durable-objects/core/hashing/wasm/loaders.mjs";
 
 /**
  * The `auth` project's secret: a tenant's frontend, that tenant's registrar (admin for its tenant
@@ -38,6 +39,8 @@ export default defineConfig({
     onConsoleLog: (log) => !log.startsWith('{"level":"info"'),
     projects: [
       {
+        // Node runs the Worker's WebAssembly modules too (the workers pool loads them itself).
+        plugins: [viteWasmModules],
         define: { __FC_SEED__: FC_SEED },
         test: {
           name: "unit",
@@ -130,6 +133,7 @@ export default defineConfig({
         },
       },
       {
+        plugins: [viteWasmModules],
         test: {
           name: "integration",
           environment: "node",
@@ -141,6 +145,7 @@ export default defineConfig({
       {
         // The dashboard in headless Chromium (Debian's package, which `.ci/run` installs) against the
         // Worker under wrangler's local runtime.
+        plugins: [viteWasmModules],
         test: {
           name: "browser",
           environment: "node",

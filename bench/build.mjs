@@ -6,6 +6,7 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { esbuildWasmModules } from "../durable-objects/core/hashing/wasm/loaders.mjs";
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const out = join(root, "node_modules/.cache/slot-tracker-bench");
@@ -23,5 +24,6 @@ export async function bundle(entryPoints) {
     outdir: out,
     outExtension: { ".js": ".mjs" },
     logLevel: "warning",
+    plugins: [esbuildWasmModules],
   });
 }

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { miniflareWasmRules } from "../../durable-objects/core/hashing/wasm/loaders.mjs";
 import { trackerName } from "../../durable-objects/naming";
 import { AddBodies, batch, idOp, MODEL, registrations } from "../http/bodies";
 import { BATCH_OPS } from "../http/scenarios";
@@ -32,6 +33,7 @@ const mf = new Miniflare({
   modules: true,
   scriptPath: join(out, "index.js"),
   modulesRoot: out,
+  modulesRules: miniflareWasmRules,
 } as ConstructorParameters<typeof Miniflare>[0]);
 
 async function post(path: string, body: string | Buffer, type = "application/json") {

@@ -21,6 +21,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { miniflareWasmRules } from "../../durable-objects/core/hashing/wasm/loaders.mjs";
 
 const root = resolve(fileURLToPath(import.meta.url), "../../..");
 const [port, inspectorPort, persist, varsJson] = process.argv.slice(2);
@@ -45,7 +46,7 @@ const mf = new Miniflare({
   scriptPath: join(dist, "index.js"),
   // Module names are taken relative to this root: the bundle's directory.
   modulesRoot: dist,
-  modulesRules: undefined,
+  modulesRules: miniflareWasmRules,
   bindings: { ...workerOptions.bindings, ...vars },
   durableObjectsPersist: join(persist, "do"),
   host: "127.0.0.1",

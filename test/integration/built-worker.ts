@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { miniflareWasmRules } from "../../durable-objects/core/hashing/wasm/loaders.mjs";
 
 const root = join(import.meta.dirname, "../..");
 
@@ -32,7 +33,7 @@ export async function startBuiltWorker(vars: Record<string, string> = {}): Promi
     scriptPath: join(dist, "index.js"),
     // Module names are taken relative to this root: the bundle's directory.
     modulesRoot: dist,
-    modulesRules: undefined,
+    modulesRules: miniflareWasmRules,
     bindings: { ...workerOptions.bindings, ...vars },
     host: "127.0.0.1",
     port: 0,

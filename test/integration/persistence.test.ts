@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { miniflareWasmRules } from "../../durable-objects/core/hashing/wasm/loaders.mjs";
 
 /**
  * The built Worker in Miniflare with on-disk state: what `wrangler dev` does, minus wrangler. A
@@ -20,6 +21,7 @@ function start(persist: string): Miniflare {
     scriptPath: script,
     // Module names are taken relative to this root; the bundle lives outside the project.
     modulesRoot: join(work, "dist"),
+    modulesRules: miniflareWasmRules,
     compatibilityDate: "2026-04-20",
     durableObjects: {
       TRACKER: { className: "TrackerObject", useSQLite: true },

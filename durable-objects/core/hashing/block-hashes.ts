@@ -6,7 +6,7 @@
  * little-endian, sorted ascending; their offsets are not hashed.
  */
 import type { TokenBytes } from "./token-bytes";
-import { seedHalves, xxh3Into } from "./xxh3";
+import { blockHashesInto, xxh3Hash } from "./xxh3";
 
 /** One multimodal object in a block (`mm_objects[*]`). Only its hash is hashed. */
 export interface MmObject {
@@ -45,28 +45,28 @@ export function blockHashesWithSeed(
   const { blockSize, isEagle, blockMmInfos } = windowing;
   const count = completeBlockCount(tokens.count, blockSize, isEagle);
   const hashes = new BigUint64Array(count);
-  const words = new Uint32Array(hashes.buffer);
-  const [seedHi, seedLo] = seedHalves(seed);
   const stride = 4 * blockSize;
   const window = stride + (isEagle ? 4 : 0);
+  const { view } = tokens;
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  if (!blockMmInfos?.some((info) => (info?.mmObjects.length ?? 0) > 0)) {
+    blockHashesInto(bytes, stride, window, seed, hashes);
+    return hashes;
+  }
   for (let i = 0; i < count; i++) {
-    const objects = blockMmInfos?.[i]?.mmObjects;
-    if (objects && objects.length > 0) {
-      const block = withMmHashes(tokens.view, i * stride, window, objects);
-      xxh3Into(block, 0, block.byteLength, seedHi, seedLo, words, 2 * i);
-    } else {
-      xxh3Into(tokens.view, i * stride, window, seedHi, seedLo, words, 2 * i);
-    }
+    const objects = blockMmInfos[i]?.mmObjects;
+    const block = bytes.subarray(i * stride, i * stride + window);
+    hashes[i] = xxh3Hash(objects && objects.length > 0 ? withMmHashes(block, objects) : block, seed);
   }
   return hashes;
 }
 
 /** A block's token bytes and then its objects' hashes, sorted ascending (unsigned), 8 bytes LE each. */
-function withMmHashes(view: DataView, at: number, window: number, objects: readonly MmObject[]): DataView {
+function withMmHashes(block: Uint8Array, objects: readonly MmObject[]): Uint8Array {
   const sorted = BigUint64Array.from(objects, (object) => object.mmHash).sort();
-  const bytes = new Uint8Array(window + 8 * sorted.length);
-  bytes.set(new Uint8Array(view.buffer, view.byteOffset + at, window));
-  const block = new DataView(bytes.buffer);
-  for (let j = 0; j < sorted.length; j++) block.setBigUint64(window + 8 * j, sorted[j]!, true);
-  return block;
+  const bytes = new Uint8Array(block.byteLength + 8 * sorted.length);
+  bytes.set(block);
+  const view = new DataView(bytes.buffer);
+  for (let j = 0; j < sorted.length; j++) view.setBigUint64(block.byteLength + 8 * j, sorted[j]!, true);
+  return bytes;
 }

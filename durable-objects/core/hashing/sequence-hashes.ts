@@ -5,9 +5,7 @@
  * the block seed; the keyed chain uses its derived chain seed.
  */
 import { XXH3_SEED } from "./block-seed";
-import { HI_WORD, LO_WORD } from "./u64-halves";
-import { seedHalves } from "./xxh3";
-import { hash9to16Into } from "./xxh3-short";
+import { chainHashesInPlace } from "./xxh3";
 
 /** The sequence hashes of `blockHashes` under `chainSeed` (1337 for the public chain). A new array. */
 export function sequenceHashes(blockHashes: BigUint64Array, chainSeed: bigint = XXH3_SEED): BigUint64Array {
@@ -19,23 +17,7 @@ export function sequenceHashes(blockHashes: BigUint64Array, chainSeed: bigint = 
  * entry i − 1 already holds its sequence hash, which is all that step i reads. Returns `hashes`.
  */
 export function chainInPlace(hashes: BigUint64Array, chainSeed: bigint): BigUint64Array {
-  const words = new Uint32Array(hashes.buffer, hashes.byteOffset, 2 * hashes.length);
-  const [seedHi, seedLo] = seedHalves(chainSeed);
-  for (let i = 1; i < hashes.length; i++) {
-    const parent = 2 * (i - 1);
-    const block = 2 * i;
-    hash9to16Into(
-      words[parent + HI_WORD]!,
-      words[parent + LO_WORD]!,
-      words[block + HI_WORD]!,
-      words[block + LO_WORD]!,
-      16,
-      seedHi,
-      seedLo,
-      words,
-      block,
-    );
-  }
+  chainHashesInPlace(hashes, chainSeed);
   return hashes;
 }
 

@@ -1,6 +1,6 @@
 /**
- * 64-bit arithmetic on pairs of u32 halves, for XXH3's hot path. `bigint` arithmetic allocates a heap
- * number per operation (a 64×64 multiply and its masking are several), which makes a block hash some
+ * 64-bit arithmetic on pairs of u32 halves, for XXH3's 16-byte path in JavaScript (`xxh3-short.ts`). `bigint` arithmetic allocates a heap
+ * number per operation (a 64×64 multiply and its masking are several), which makes a hash some
  * tens of times slower; a pair of u32s lives in registers. Functions return their 64-bit result in
  * `reg` instead of an object, so a call allocates nothing. `reg` is a typed array, not two `let`s: V8
  * boxes a module variable's non-small number in a fresh heap number on every store, and those
@@ -28,12 +28,6 @@ export function mulHi32(a: number, b: number): number {
 export function mul64(ah: number, al: number, bh: number, bl: number): void {
   reg[0] = mulHi32(al, bl) + Math.imul(al, bh) + Math.imul(ah, bl);
   reg[1] = Math.imul(al, bl);
-}
-
-/** `a × b` by a u32 `b` (wrapping u64 multiplication). */
-export function mul64By32(ah: number, al: number, b: number): void {
-  reg[0] = mulHi32(al, b) + Math.imul(ah, b);
-  reg[1] = Math.imul(al, b);
 }
 
 /**
