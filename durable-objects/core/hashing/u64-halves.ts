@@ -1,10 +1,10 @@
 /**
- * 64-bit arithmetic on pairs of u32 halves, for XXH3's 16-byte path in JavaScript (`xxh3-short.ts`). `bigint` arithmetic allocates a heap
- * number per operation (a 64×64 multiply and its masking are several), which makes a hash some
- * tens of times slower; a pair of u32s lives in registers. Functions return their 64-bit result in
- * `reg` instead of an object, so a call allocates nothing. `reg` is a typed array, not two `let`s: V8
- * boxes a module variable's non-small number in a fresh heap number on every store, and those
- * allocations were most of the hash's time.
+ * 64-bit arithmetic on pairs of u32 halves, for XXH3's 16-byte path in JavaScript (`xxh3-short.ts`).
+ * `bigint` arithmetic allocates a heap number per operation (a 64×64 multiply and its masking are
+ * several), which makes a hash some tens of times slower; a pair of u32s lives in registers.
+ * Functions return their 64-bit result in `reg` instead of an object, so a call allocates nothing.
+ * `reg` is a typed array, not two `let`s: V8 boxes a module variable's non-small number in a fresh
+ * heap number on every store, and those allocations were most of the hash's time.
  *
  * Every `(xh, xl)` argument is a u32 pair (xh the high half); results are u32s.
  */

@@ -1,4 +1,7 @@
-/** The constants of XXH3's 9–16 byte path (`xxh3-short.ts`): its avalanche multiplier and the default secret (`XXH3_kSecret`, xxHash 0.8). */
+/**
+ * The constants of XXH3's 9–16 byte path (`xxh3-short.ts`): its avalanche multiplier and the
+ * default secret (`XXH3_kSecret`, xxHash 0.8).
+ */
 
 /** `PRIME_MX1`, XXH3's avalanche multiplier. */
 export const MX1_HI = 0x16566791;

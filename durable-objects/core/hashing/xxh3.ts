@@ -3,19 +3,21 @@
  * Dynamo hashes prompts with): xxHash's own C implementation compiled to WebAssembly
  * (`wasm/xxh3.c`, built by `wasm/build.sh`).
  *
- * Why WebAssembly, and imported so: a prompt's block hashes are on the path of every select, and
- * the JavaScript port this replaced took 17 µs for a 2,048-token prompt's 128 blocks where this takes
- * 2 µs (`npm run bench`, the hashing part, has the figures). workerd refuses WebAssembly compiled
+ * Why WebAssembly, and imported so: a prompt's hashes are on the path of every select, and the
+ * JavaScript port this replaced hashed a 16,384-token prompt (block size 16, public) in 215 µs where
+ * this takes 37 µs, half of it reading the token ids into bytes; XXH3 of 64 KiB went from 53 µs to
+ * 7.3 µs (`npm run bench`, its hashing part, in Node). workerd refuses WebAssembly compiled
  * at run time ("Wasm code generation disallowed by embedder"), which rules out the npm packages
  * that embed their WASM as bytes (hash-wasm, xxhash-wasm); a `.wasm` file imported as a module is
  * compiled by wrangler at upload, and `new WebAssembly.Instance` of it is allowed. The Node
  * environments (unit tests, the bench) load the same file through a loader of their own
- * (`wasm-module-loaders.mjs`), so every environment runs the same bytes.
+ * (`wasm/loaders.mjs`), so every environment runs the same bytes.
  *
  * Memory: the module's linear memory holds its stack and, above it, one scratch region that each
  * call copies its input into and its results out of; long inputs go through it a chunk at a time,
- * so the memory stays at its first 128 KiB for any prompt. Only a single hash of more than the
- * scratch (`xxh3Hash` of a very long text) grows it, to that text's length once.
+ * so the memory stays at its first 128 KiB for any prompt whose blocks are at most 12,288 tokens.
+ * Only one input longer than the scratch (such a block, or `xxh3Hash` of a very long text) grows
+ * it, once, to that input's length.
  */
 import compiled from "./wasm/xxh3.wasm";
 
@@ -57,7 +59,10 @@ export function blockHashesInto(
   }
 }
 
-/** Chains `hashes` in place: `hashes[i] = xxh3_64(LE64(hashes[i − 1]) ‖ LE64(hashes[i]), seed)`, i ≥ 1. */
+/**
+ * Chains `hashes` in place: each `hashes[i]` (i > 0) becomes
+ * `xxh3_64(LE64(hashes[i − 1]) ‖ LE64(hashes[i]), seed)`, in order.
+ */
 export function chainHashesInPlace(hashes: BigUint64Array, seed: bigint): void {
   const perCall = CHUNK_BYTES / 8;
   // Each call starts from the last hash the previous one chained.
