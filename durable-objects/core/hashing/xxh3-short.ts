@@ -18,7 +18,7 @@ export function avalancheInto(h: number, l: number, out: Uint32Array, at: number
 
 /**
  * The 9–16 byte path on its two (overlapping) u64 reads: the first 8 bytes `(ah, al)` and the last 8
- * `(bh, bl)`. The sequence chain's 16-byte inputs call it directly with the two hashes' halves.
+ * `(bh, bl)`. The path hashes' 16-byte inputs call it directly with the two hashes' halves.
  */
 export function hash9to16Into(
   ah: number,
