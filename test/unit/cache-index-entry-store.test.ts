@@ -8,7 +8,8 @@ import { RankTable } from "../../durable-objects/core/cache-index/rank-table";
 
 /**
  * The entry store against a map of (block, rank) → deadline, driven directly: entries added, moved,
- * removed one by one and drained a deadline at a time, over few blocks and ranks so that blocks
+ * removed one by one and drained a deadline at a time, the block table's releases settled at random
+ * points (`BlockTable.settle`), over few blocks and ranks so that blocks
  * gain and lose their second holder all the time. The (block, rank) set must hold exactly the
  * entries of blocks with two or more holders, and `find` must answer from it or from the block's
  * sole holder alike.
@@ -21,7 +22,8 @@ const DEADLINES = [100, 200, 300];
 type Op =
   | { op: "record"; block: number; rank: number; deadline: number }
   | { op: "remove"; block: number; rank: number }
-  | { op: "drain"; deadline: number };
+  | { op: "drain"; deadline: number }
+  | { op: "settle" };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -45,6 +47,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ op: fc.constant("drain" as const), deadline: fc.constantFrom(...DEADLINES) }),
   },
+  // Released blocks leave the block table here; until then their stale slots must match nothing.
+  { weight: 1, arbitrary: fc.constant({ op: "settle" as const }) },
 );
 
 /** Block `k` of the test: position 0 of a one-block prompt whose hash is `k + 1`. */
@@ -83,6 +87,8 @@ it("finds every entry and keeps exactly the entries of shared blocks in its set"
           expect(e !== NONE).toBe(model.has(key(step.block, step.rank)));
           if (e !== NONE) entries.remove(e);
           model.delete(key(step.block, step.rank));
+        } else if (step.op === "settle") {
+          blocks.settle();
         } else {
           const g = groups.intern(step.deadline);
           if (groups.count[g] === 0) groups.release(g);

@@ -81,13 +81,14 @@ export class ApproximateIndex implements CacheIndex {
     const seq = wordsOf(prompt.sequenceHashes);
     const local = wordsOf(prompt.localHashes);
     const { blocks, entries, groups } = this;
+    const hashes = blocks.prepare(seq, local, n);
     const r = this.ranks.intern(workerId, dpRank);
     const g = groups.intern(deadline);
     // Each block and entry is looked for first just after the previous one (see `BlockTable`).
     let b = NONE;
     let e = NONE;
     for (let i = 0; i < n; i++) {
-      b = blocks.intern(seq, local, i, b === NONE ? NONE : b + 1);
+      b = blocks.intern(seq, local, i, b === NONE ? NONE : b + 1, hashes[i]!);
       // A block created just now has no entries to find.
       const found = blocks.created ? NONE : entries.find(b, r, e === NONE ? NONE : e + 1);
       if (found === NONE) e = entries.add(b, r, g);
@@ -98,7 +99,9 @@ export class ApproximateIndex implements CacheIndex {
     }
     // Every block was already held until later: the new group stayed empty.
     if (groups.count[g] === 0) groups.release(g);
-    return this.evictOverCap();
+    const evicted = this.evictOverCap();
+    blocks.settle();
+    return evicted;
   }
 
   overlap(prompt: PromptBlocks, now: number): RankOverlap[] {
@@ -162,6 +165,7 @@ export class ApproximateIndex implements CacheIndex {
     for (let g = groups.earliest(); g !== NONE && groups.deadline[g]! <= now; g = groups.earliest()) {
       removed += this.entries.drain(g);
     }
+    this.blocks.settle();
     this.expired += removed;
     return removed;
   }
@@ -213,8 +217,11 @@ export class ApproximateIndex implements CacheIndex {
         excess -= this.entries.drain(g);
         continue;
       }
-      const victims = evictionOrder(entries, this.blocks, this.ranks, groups.head[g]!);
-      for (let k = 0; k < excess; k++) entries.remove(victims[k]!);
+      if (groups.unordered[g] === 1) {
+        entries.relinkGroup(g, evictionOrder(entries, this.blocks, this.ranks, groups.head[g]!));
+      }
+      // The list is in eviction order: its first `excess` entries go.
+      for (let k = 0; k < excess; k++) entries.remove(groups.head[g]!);
       excess = 0;
     }
     this.evicted += dropped;
@@ -226,6 +233,7 @@ export class ApproximateIndex implements CacheIndex {
     const { entries, ranks } = this;
     const n = ranks.count[r]!;
     while (ranks.head[r] !== NONE) entries.remove(ranks.head[r]!);
+    this.blocks.settle();
     return n;
   }
 }

@@ -7,7 +7,7 @@
 export const NONE = -1;
 
 /** `old`'s values in a longer array of the same type; the new tail is 0. */
-export function grown<T extends Int32Array | Float64Array>(old: T, length: number): T {
+export function grown<T extends Int32Array | Uint8Array | Float64Array>(old: T, length: number): T {
   const next = new (old.constructor as new (n: number) => T)(length);
   next.set(old);
   return next;

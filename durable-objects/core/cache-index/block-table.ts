@@ -46,6 +46,13 @@ export class BlockTable {
   private table: IdTable;
   private used = 0;
   private freeHead = NONE;
+  /** Key hashes of the prompt last `prepare`d, by position. */
+  private keyHashes = new Int32Array(128);
+  /** Blocks released but still in the table, as (id, key hash) pairs, until `settle`. */
+  private released = new Int32Array(256);
+  private releasedCount = 0;
+  /** What the read-ahead loops read: kept, and public, so that no compiler drops the reads. */
+  readAhead = 0;
 
   constructor(
     private readonly seed: number,
@@ -73,11 +80,33 @@ export class BlockTable {
     }
   }
 
-  /** The block of position `pos` (as `find`), created with no holders if absent (see `created`). */
-  intern(seq: Int32Array, local: Int32Array, pos: number, hint = NONE): number {
+  /**
+   * The key hashes of positions [0, n) of a prompt, for `intern`, with the table's slot of each read
+   * ahead (`IdTable.touch`). The array is reused by the next call.
+   */
+  prepare(seq: Int32Array, local: Int32Array, n: number): Int32Array {
+    if (this.keyHashes.length < n) this.keyHashes = new Int32Array(n);
+    const hashes = this.keyHashes;
+    for (let i = 0; i < n; i++) hashes[i] = this.hashOfPrompt(seq, local, i);
+    let read = 0;
+    for (let i = 0; i < n; i++) read ^= this.table.touch(hashes[i]!);
+    this.readAhead = read;
+    return hashes;
+  }
+
+  /**
+   * The block of position `pos` (as `find`), created with no holders if absent (see `created`);
+   * `hash` is its key's, as `prepare` gives it.
+   */
+  intern(
+    seq: Int32Array,
+    local: Int32Array,
+    pos: number,
+    hint = NONE,
+    hash = this.hashOfPrompt(seq, local, pos),
+  ): number {
     if (this.hints(hint, seq, local, pos)) return this.found(hint, seq, local, pos);
     const table = this.table;
-    const hash = this.hashOfPrompt(seq, local, pos);
     let s = table.home(hash);
     for (; ; s = table.next(s)) {
       const found = table.candidate(s, hash);
@@ -100,13 +129,40 @@ export class BlockTable {
     return b;
   }
 
-  /** Frees block `b`, which no rank holds any more. */
+  /**
+   * Frees block `b`, which no rank holds any more. It is gone at once (its position is -1, which no
+   * key matches), but leaves the table and the free list only at the next `settle`.
+   */
   release(b: number): void {
-    this.table.delete(b, this.hashOf(b));
+    if (2 * this.releasedCount === this.released.length)
+      this.released = grown(this.released, 2 * this.released.length);
+    this.released[2 * this.releasedCount] = b;
+    this.released[2 * this.releasedCount + 1] = this.hashOf(b);
+    this.releasedCount++;
     this.words[b * BLOCK_WORDS + POSITION] = NONE;
-    this.words[b * BLOCK_WORDS + HEAD] = this.freeHead;
-    this.freeHead = b;
     this.size--;
+  }
+
+  /**
+   * Removes the blocks released since the last call from the table and frees their ids, in the
+   * order of release. Deferred so that the table's slots are read ahead all together: eviction
+   * releases a block per entry it drops, each a slot at random in a table far out of cache.
+   * Until then a released block's slot stays, matched by no key, and its id is not reused.
+   */
+  settle(): void {
+    const n = this.releasedCount;
+    if (n === 0) return;
+    const { released, table, words } = this;
+    let read = 0;
+    for (let k = 0; k < n; k++) read ^= table.touch(released[2 * k + 1]!);
+    this.readAhead = read;
+    for (let k = 0; k < n; k++) {
+      const b = released[2 * k]!;
+      table.delete(b, released[2 * k + 1]!);
+      words[b * BLOCK_WORDS + HEAD] = this.freeHead;
+      this.freeHead = b;
+    }
+    this.releasedCount = 0;
   }
 
   head(b: number): number {

@@ -15,6 +15,8 @@ export class DeadlineGroups {
   head: Int32Array;
   /** Entries in each group. */
   count: Int32Array;
+  /** 1 where a group's list may be out of eviction order (`eviction-order.ts`), else 0. */
+  unordered: Uint8Array;
   capacity: number;
   private byDeadline = new Map<number, number>();
   private heap: Int32Array;
@@ -29,6 +31,7 @@ export class DeadlineGroups {
     this.deadline = new Float64Array(initialCapacity);
     this.head = new Int32Array(initialCapacity).fill(NONE);
     this.count = new Int32Array(initialCapacity);
+    this.unordered = new Uint8Array(initialCapacity);
     this.heap = new Int32Array(initialCapacity);
     this.place = new Int32Array(initialCapacity);
   }
@@ -49,6 +52,7 @@ export class DeadlineGroups {
     this.deadline[g] = deadline;
     this.head[g] = NONE;
     this.count[g] = 0;
+    this.unordered[g] = 0;
     this.byDeadline.set(deadline, g);
     const i = this.heapSize++;
     this.heap[i] = g;
@@ -82,6 +86,7 @@ export class DeadlineGroups {
       this.deadline.byteLength +
       this.head.byteLength +
       this.count.byteLength +
+      this.unordered.byteLength +
       this.heap.byteLength +
       this.place.byteLength +
       this.heapSize * 40
@@ -125,6 +130,7 @@ export class DeadlineGroups {
     this.deadline = grown(this.deadline, capacity);
     this.head = grown(this.head, capacity);
     this.count = grown(this.count, capacity);
+    this.unordered = grown(this.unordered, capacity);
     this.heap = grown(this.heap, capacity);
     this.place = grown(this.place, capacity);
     this.capacity = capacity;

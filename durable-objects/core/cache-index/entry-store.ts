@@ -17,6 +17,7 @@
 import { grown, NONE, nextCapacity } from "./arrays";
 import { BLOCK_WORDS, type BlockTable, HEAD } from "./block-table";
 import type { DeadlineGroups } from "./deadline-groups";
+import { compareEviction } from "./eviction-order";
 import { EMPTY, finish, IdTable, mix } from "./id-table";
 import type { RankTable } from "./rank-table";
 
@@ -107,7 +108,7 @@ export class EntryStore {
     }
     this.link(BY_BLOCK, this.blocks.words, at, e);
     this.link(BY_RANK, this.ranks.head, r, e);
-    this.link(BY_GROUP, this.groups.head, g, e);
+    this.joinGroup(e, g);
     this.ranks.count[r]!++;
     this.groups.count[g]!++;
     return e;
@@ -119,7 +120,7 @@ export class EntryStore {
     const old = this.group(e);
     this.unlink(BY_GROUP, groups.head, old, e);
     if (--groups.count[old]! === 0) groups.release(old);
-    this.link(BY_GROUP, groups.head, g, e);
+    this.joinGroup(e, g);
     groups.count[g]!++;
     this.words[e * ENTRY_WORDS + GROUP] = g;
   }
@@ -148,6 +149,37 @@ export class EntryStore {
     groups.count[g] = 0;
     groups.release(g);
     return n;
+  }
+
+  /**
+   * Relinks group `g`'s list in the order of `list` (its entries, sorted by the caller into eviction
+   * order), and marks it ordered.
+   */
+  relinkGroup(g: number, list: readonly number[]): void {
+    const w = this.words;
+    let prev = NONE;
+    for (const e of list) {
+      w[e * ENTRY_WORDS + BY_GROUP + 1] = prev;
+      if (prev === NONE) this.groups.head[g] = e;
+      else w[prev * ENTRY_WORDS + BY_GROUP] = e;
+      prev = e;
+    }
+    if (prev !== NONE) w[prev * ENTRY_WORDS + BY_GROUP] = NONE;
+    this.groups.unordered[g] = 0;
+  }
+
+  /** Puts `e` first in group `g`'s list, marking the list unordered if `e` does not go before the head. */
+  private joinGroup(e: number, g: number): void {
+    const groups = this.groups;
+    const first = groups.head[g]!;
+    if (
+      first !== NONE &&
+      groups.unordered[g] === 0 &&
+      compareEviction(this, this.blocks, this.ranks, e, first) > 0
+    ) {
+      groups.unordered[g] = 1;
+    }
+    this.link(BY_GROUP, groups.head, g, e);
   }
 
   /** Removes entry `e` from its block's and rank's lists and frees it (its group is the caller's). */

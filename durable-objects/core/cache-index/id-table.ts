@@ -42,6 +42,15 @@ export class IdTable {
     return ((hash >>> 0) * this.scale) >>> 0;
   }
 
+  /**
+   * The first word of the slot where probing for `hash` starts: reading it brings the slot's line
+   * into cache ahead of the probe. Reads of many independent slots overlap in the memory system,
+   * where the probes themselves, each waiting on its own line, would take one miss after another.
+   */
+  touch(hash: number): number {
+    return this.slots[2 * this.home(hash)]!;
+  }
+
   next(slot: number): number {
     return slot + 1 === this.length ? 0 : slot + 1;
   }
