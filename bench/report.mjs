@@ -404,7 +404,11 @@ function selectionSections(h, c) {
           fmt(s.requestsPerSec / h.floor.scenarios[i].requestsPerSec, 2),
         ]),
       ),
-      `select_and_reserve + DELETE pairs/s: ${fmt(h.pairsPerSec, 1)}, floor ${fmt(h.floor.pairsPerSec, 1)}, ratio ${fmt(h.ratio, 2)}`,
+      `select_and_reserve + DELETE pairs/s: ${fmt(h.pairsPerSec, 1)}, floor ${fmt(h.floor.pairsPerSec, 1)}, ratio ${fmt(h.ratio, 2)} (the median of ${h.sessions?.length ?? 1} sessions' ratios; the pairs row is that session's)`,
+      ...(h.sessions ?? []).map(
+        (s, i) =>
+          `  session ${i + 1} (fresh runtimes; service, floor, floor, service, floor, service, service, floor; ${h.runSeconds} s a run): ${fmt(s.pairsPerSec, 1)} ÷ ${fmt(s.floorPairsPerSec, 1)} pairs/s = ${fmt(s.ratio, 2)}`,
+      ),
       "",
     );
   }
