@@ -12,8 +12,9 @@ import type {
   SelectOutcome,
 } from "../../../durable-objects/selection-types";
 
+/** The same 64 bits read as i64: one bigint each, where `BigInt.asIntN` of each u64 made two. */
 function i64s(hashes: BigUint64Array): bigint[] {
-  return Array.from(hashes, (h) => BigInt.asIntN(64, h));
+  return Array.from(new BigInt64Array(hashes.buffer, hashes.byteOffset, hashes.length));
 }
 
 export function selectToWire(outcome: SelectOutcome, model: string, routingGroup: string) {
