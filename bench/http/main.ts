@@ -12,26 +12,13 @@ import { AddBodies, batch, MODEL, registrations } from "./bodies";
 import { kvEventLoad } from "./kv-events";
 import { CONNECTIONS, type LoadFigures } from "./load";
 import { addFree, batches, health, QUERY_BOOK, queries } from "./scenarios";
-import { type LocalWorker, post, startLocalWorker } from "./worker";
+import { post, withServiceAndFloor } from "./worker";
 
 const root = process.argv[2];
 if (!root) throw new Error("usage: http.mjs <repo root>");
 
-const workers: LocalWorker[] = [];
-try {
-  const service = await startLocalWorker(root);
-  workers.push(service);
-  const floor = await startLocalWorker(
-    root,
-    {},
-    { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] },
-  );
-  workers.push(floor);
-  const figures = await measure(service.url, floor.url);
-  process.stdout.write(`@@bench ${JSON.stringify({ connections: CONNECTIONS, ...figures })}\n`);
-} finally {
-  for (const worker of workers) await worker.stop();
-}
+const figures = await withServiceAndFloor(root, measure);
+process.stdout.write(`@@bench ${JSON.stringify({ connections: CONNECTIONS, ...figures })}\n`);
 
 /** Each scenario's figures for the service and for the floor, the two runs of a scenario back to back. */
 async function measure(serviceUrl: string, floorUrl: string) {

@@ -74,6 +74,29 @@ export async function startLocalWorker(
   }
 }
 
+/** The platform floor's Worker (`bench/floor`). */
+const FLOOR: WorkerSources = { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] };
+
+/**
+ * Starts the service's Worker and then the platform floor's, runs `measure` with their base URLs,
+ * and stops both whatever it did.
+ */
+export async function withServiceAndFloor<T>(
+  root: string,
+  measure: (serviceUrl: string, floorUrl: string) => Promise<T>,
+): Promise<T> {
+  const workers: LocalWorker[] = [];
+  try {
+    const service = await startLocalWorker(root);
+    workers.push(service);
+    const floor = await startLocalWorker(root, {}, FLOOR);
+    workers.push(floor);
+    return await measure(service.url, floor.url);
+  } finally {
+    for (const worker of workers) await worker.stop();
+  }
+}
+
 /** POSTs `body` to `url` + `path`; any non-2xx answer fails the benchmark. */
 export async function post(
   url: string,

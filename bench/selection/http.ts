@@ -25,7 +25,7 @@
  */
 import type { Request } from "autocannon";
 import { CONNECTIONS, type LoadFigures, load, measure } from "../http/load";
-import { type LocalWorker, post, startLocalWorker } from "../http/worker";
+import { post, withServiceAndFloor } from "../http/worker";
 import { BLOCK_SIZE, workerIds } from "./partition";
 import { promptTokens } from "./prompts";
 
@@ -174,25 +174,16 @@ interface Session {
 }
 
 /** Starts the two Worker runtimes afresh, prepares the tracker, measures, and stops both. */
-async function session(withHealth: boolean): Promise<Session> {
-  const workers: LocalWorker[] = [];
-  try {
-    const service = await startLocalWorker(root);
-    workers.push(service);
-    const floor = await startLocalWorker(
-      root,
-      {},
-      { dir: "bench/floor", entries: ["wrangler.toml", "worker.ts"] },
-    );
-    workers.push(floor);
-    await prepare(service.url);
+function session(withHealth: boolean): Promise<Session> {
+  return withServiceAndFloor(root, async (serviceUrl, floorUrl) => {
+    await prepare(serviceUrl);
     const bodies = new BookingBodies(LIVE_BOOK, POOL);
     const healthOf = (url: string) => load("GET /health", { url: `${url}health` });
     const health = withHealth
-      ? { service: await healthOf(service.url), floor: await healthOf(floor.url) }
+      ? { service: await healthOf(serviceUrl), floor: await healthOf(floorUrl) }
       : undefined;
-    const runs = await pairRuns(service.url, floor.url, bodies);
-    const liveAfter = await liveBookings(service.url);
+    const runs = await pairRuns(serviceUrl, floorUrl, bodies);
+    const liveAfter = await liveBookings(serviceUrl);
     // Every pass ended what it booked, but for the last pass of each connection in each run against
     // the service (warm-up, lead-ins and measured), which autocannon may stop between its two calls.
     const serviceRuns = 1 + 2 * runs.service.length;
@@ -208,9 +199,7 @@ async function session(withHealth: boolean): Promise<Session> {
       ratio: pairsPerSec(runs.service) / pairsPerSec(runs.floor),
       liveAfter,
     };
-  } finally {
-    for (const worker of workers) await worker.stop();
-  }
+  });
 }
 
 const sessions: Session[] = [];
