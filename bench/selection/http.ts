@@ -128,7 +128,7 @@ function pairsPerSec(runs: LoadFigures[]): number {
   return requests / seconds / 2;
 }
 
-/** A side's runs as one row: their rate together, the median p50 and the highest p99. */
+/** A side's runs as one row: their rate together, the lower median of their p50s and the highest p99. */
 function together(runs: LoadFigures[]): LoadFigures {
   const p50s = runs.map((r) => r.p50Ms).sort((a, b) => a - b);
   return {
