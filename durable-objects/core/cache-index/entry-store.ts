@@ -8,11 +8,16 @@
  * word. Like the block table's, `find` takes a hint: a recording's entries have consecutive ids, so
  * the entry after `e` in a renewed prompt is usually `e + 1`.
  *
- * A hash set over (block, rank) finds an entry again when a booking renews it, and holds exactly the
- * entries of blocks that two or more ranks hold: a block's sole holder is its list's head, found
- * from the block record without the set. Most blocks have one holder (a prompt's own tail), and a
- * set insertion and deletion each were a random memory access per entry added and evicted: half of
- * recording's cost at the cap.
+ * A hash set over (block, rank) finds an entry again when a booking renews it, but only for blocks
+ * with many holders: a block's holders are filed in it when they reach `fileAt` and leave it when
+ * they fall to `unfileAt` (hysteresis, so a block on the edge does not file and unfile its holders on
+ * every change), and a block with fewer is searched by walking its holders' list. Most blocks have a
+ * holder or two (a prompt's own tail, a family's prefix on the ranks it went to), and there a set
+ * insertion and deletion each were a random memory access per entry added and evicted, with the
+ * deletion's shifting on top: a third of recording's cost at the cap, where a walk of one or two
+ * holders reads lines the recording reads anyway. Blocks that every rank holds (a system prompt)
+ * keep the set's constant-time answer. Holder counts are kept per block id, so a recording, which
+ * reads its blocks in id order, reads them in order too.
  */
 import { grown, NONE, nextCapacity } from "./arrays";
 import { BLOCK_WORDS, type BlockTable, HEAD } from "./block-table";
@@ -29,6 +34,11 @@ const BY_BLOCK = 3;
 const BY_RANK = 5;
 const BY_GROUP = 7;
 const ENTRY_WORDS = 9;
+/** Holders at which a block's entries join the (block, rank) set, and at which they leave it. */
+const FILE_AT = 8;
+const UNFILE_AT = 4;
+/** The flag, in a block's holder count, of a block whose holders are in the set. */
+const FILED = 1 << 30;
 
 export class EntryStore {
   /** Entry `e`'s record is `words[9e .. 9e + 9)`. */
@@ -38,6 +48,8 @@ export class EntryStore {
   private table: IdTable;
   private used = 0;
   private freeHead = NONE;
+  /** Each block's holders, by block id, with {@link FILED} set while they are in the set. */
+  private holders: Int32Array;
 
   constructor(
     private readonly blocks: BlockTable,
@@ -45,7 +57,14 @@ export class EntryStore {
     private readonly groups: DeadlineGroups,
     private readonly seed: number,
     initialCapacity = 1024,
+    /** Holders at which a block's entries are filed in the set, and (lower) at which they leave it. */
+    private readonly fileAt = FILE_AT,
+    private readonly unfileAt = UNFILE_AT,
   ) {
+    if (!(unfileAt >= 1 && fileAt > unfileAt)) {
+      throw new RangeError(`need fileAt > unfileAt >= 1, got ${fileAt} and ${unfileAt}`);
+    }
+    this.holders = new Int32Array(blocks.capacity);
     this.capacity = initialCapacity;
     this.words = new Int32Array(initialCapacity * ENTRY_WORDS);
     this.table = new IdTable(initialCapacity);
@@ -79,10 +98,12 @@ export class EntryStore {
   /** The entry of block `b` on rank `r`, or -1; `hint` is an entry to try first. */
   find(b: number, r: number, hint = NONE): number {
     if (hint >= 0 && hint < this.used && this.block(hint) === b && this.rank(hint) === r) return hint;
-    const first = this.blocks.words[b * BLOCK_WORDS + HEAD]!;
-    if (first === NONE) return NONE;
-    // A sole holder is not in the table: it is the answer or there is none.
-    if (this.nextOfBlock(first) === NONE) return this.rank(first) === r ? first : NONE;
+    if (b >= this.holders.length || (this.holders[b]! & FILED) === 0) {
+      for (let e = this.blocks.words[b * BLOCK_WORDS + HEAD]!; e !== NONE; e = this.nextOfBlock(e)) {
+        if (this.rank(e) === r) return e;
+      }
+      return NONE;
+    }
     const table = this.table;
     const hash = this.hashOfKey(b, r);
     for (let s = table.home(hash); ; s = table.next(s)) {
@@ -95,18 +116,20 @@ export class EntryStore {
   /** A new entry of block `b` on rank `r` in group `g`; there must be none yet. */
   add(b: number, r: number, g: number): number {
     const at = b * BLOCK_WORDS + HEAD;
-    const first = this.blocks.words[at]!;
     const e = this.allocate();
     const o = e * ENTRY_WORDS;
     this.words[o + BLOCK] = b;
     this.words[o + RANK] = r;
     this.words[o + GROUP] = g;
-    if (first !== NONE) {
-      // The block is shared from now on, so every holder of it is in the table.
-      if (this.nextOfBlock(first) === NONE) this.file(first, b, this.rank(first));
-      this.file(e, b, r);
-    }
     this.link(BY_BLOCK, this.blocks.words, at, e);
+    if (b >= this.holders.length) this.holders = grown(this.holders, this.blocks.capacity);
+    const held = ++this.holders[b]!;
+    if ((held & FILED) !== 0) this.file(e, b, r);
+    else if (held === this.fileAt) {
+      // Enough holders that a walk would cost more than the set: all of them go in.
+      for (let x = this.blocks.words[at]!; x !== NONE; x = this.nextOfBlock(x)) this.file(x, b, this.rank(x));
+      this.holders[b] = held | FILED;
+    }
     this.link(BY_RANK, this.ranks.head, r, e);
     this.joinGroup(e, g);
     this.ranks.count[r]!++;
@@ -187,15 +210,18 @@ export class EntryStore {
     const b = this.block(e);
     const r = this.rank(e);
     const at = b * BLOCK_WORDS + HEAD;
-    const shared = this.nextOfBlock(e) !== NONE || this.words[e * ENTRY_WORDS + BY_BLOCK + 1] !== NONE;
-    if (shared) this.table.delete(e, this.hashOfKey(b, r));
+    let held = this.holders[b]! - 1;
+    if ((held & FILED) !== 0) this.table.delete(e, this.hashOfKey(b, r));
     this.unlink(BY_BLOCK, this.blocks.words, at, e);
-    const first = this.blocks.words[at]!;
-    if (first === NONE) this.blocks.release(b);
-    else if (shared && this.nextOfBlock(first) === NONE) {
-      // Its last other holder is a sole holder now, which the table does not keep.
-      this.table.delete(first, this.hashOfKey(b, this.rank(first)));
+    if ((held & FILED) !== 0 && (held & ~FILED) <= this.unfileAt) {
+      // Few enough holders to walk: the rest leave the set.
+      for (let x = this.blocks.words[at]!; x !== NONE; x = this.nextOfBlock(x)) {
+        this.table.delete(x, this.hashOfKey(b, this.rank(x)));
+      }
+      held &= ~FILED;
     }
+    this.holders[b] = held;
+    if (this.blocks.words[at] === NONE) this.blocks.release(b);
     this.unlink(BY_RANK, this.ranks.head, r, e);
     if (--this.ranks.count[r]! === 0) this.ranks.release(r);
     this.words[e * ENTRY_WORDS + RANK] = NONE;
@@ -204,13 +230,13 @@ export class EntryStore {
     this.size--;
   }
 
-  /** Entries in the (block, rank) set: those of blocks held by two or more ranks. */
+  /** Entries in the (block, rank) set: those of blocks whose holders are filed in it. */
   get sharedEntries(): number {
     return this.table.size;
   }
 
   get bytes(): number {
-    return this.words.byteLength + this.table.bytes;
+    return this.words.byteLength + this.table.bytes + this.holders.byteLength;
   }
 
   /** Puts `e` first in the list whose head is `heads[at]`, through the links at offset `by`. */
