@@ -111,7 +111,8 @@ export function choose(
 export function outcomeOf(choice: Choice, selectionId: string | undefined): SelectOutcome {
   const { chosen, partition, ranks, figures } = choice;
   const worker = chosen.worker;
-  const workerRanks = ranks.filter((c) => c.workerId === chosen.workerId);
+  // By the worker's record, not its id: a 64-bit comparison per rank of the partition cost more.
+  const workerRanks = ranks.filter((c) => c.worker === worker);
   const summary = overlapSummary(
     workerRanks.length > 0 ? workerRanks : [{ dpRank: chosen.dpRank, hits: NO_HITS }],
     partition.blockSize,
