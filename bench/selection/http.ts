@@ -22,6 +22,9 @@
  * (service, floor, floor, service; then floor, service, service, floor), every run of
  * {@link RUN_S} s after {@link SETTLE_S} s unmeasured against the same Worker. Within a session
  * each side runs first and last equally often, so neither order nor steady drift favours one.
+ * Sessions of the same code still spread from 0.73 to 0.86 on a 2-core machine whose speed changes
+ * from minute to minute, so there are five: the median of five moves less with one outlying session
+ * than the median of three did.
  */
 import type { Request } from "autocannon";
 import { CONNECTIONS, type LoadFigures, load, measure } from "../http/load";
@@ -37,12 +40,14 @@ const LIVE_BOOK = 1_000;
  * Prompts the load cycles through, after the live book's (bodies encoded once, ~12 KB each). More
  * than the bookings whose own blocks the cache index's default cap keeps (200,000 entries ÷ 64, about
  * 3,100), so a prompt comes round again only after its blocks were evicted: every booking records 64
- * new blocks and evicts as many, the index's dearest case, however many pairs a machine runs.
+ * new blocks (and 64 more entries when its family's prefix is not on the rank it goes to, about
+ * 57 a booking here) and evicts as many entries, the index's dearest case, however many pairs a
+ * machine runs.
  */
 const POOL = 8_192;
 const BOOKING_CONCURRENCY = 8;
 /** Sessions (odd, so the median is one session's), and each run's measured and lead-in seconds. */
-const SESSIONS = 3;
+const SESSIONS = 5;
 const RUN_S = 5;
 const SETTLE_S = 2;
 const WARMUP_S = 2;
