@@ -249,14 +249,23 @@ export class Book {
   }
 
   /** Distinct prompt blocks of the rank's live requests, plus their output blocks. */
-  private activeBlocks(slot: RankSlot): number {
+  activeBlocks(slot: RankSlot): number {
     return this.trie.blocks(slot.id) + Math.round(slot.outputMicroBlocks / MICRO);
   }
 
-  potentialLoads(hashes: BigUint64Array, newIslTokens: number, now: number): PotentialLoad[] {
+  /**
+   * How many leading blocks of `hashes` each rank's live requests already hold, by slot id: the
+   * blocks a booking there would share rather than add. The array is reused by the next call.
+   */
+  overlapDepths(hashes: BigUint64Array): Int32Array {
     const depths = this.depths;
     depths.fill(0);
     this.trie.overlapDepths(this.wordsOf(hashes), depths, hashes.length);
+    return depths;
+  }
+
+  potentialLoads(hashes: BigUint64Array, newIslTokens: number, now: number): PotentialLoad[] {
+    const depths = this.overlapDepths(hashes);
     const queryBlocks = hashes.length;
     return this.sortedSlots().map((slot) => ({
       workerId: slot.workerId,

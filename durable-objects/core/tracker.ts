@@ -1,5 +1,5 @@
-import { MAX_HASHES_PER_CALL } from "../limits";
 import type { KvEventsAck, KvEventsInput } from "../kv-event-types";
+import { MAX_HASHES_PER_CALL } from "../limits";
 import type { AddInput, Failure, PotentialLoad, RankLoad, RegisterInput, Result, WorkerInfo } from "../types";
 import { buildRecord, patchRecord } from "./catalog/build-record";
 import { judgeCatalog, reconcilePartition } from "./catalog/catalog-book";
@@ -289,6 +289,15 @@ export class Tracker extends TrackerState {
   listLoads(now: number): RankLoad[] {
     this.expire(now);
     return this.book.listLoads(now);
+  }
+
+  /**
+   * How many leading blocks of `hashes` each rank's live requests hold, by slot id
+   * (`Book.overlapDepths`), after expiry; null where `potentialLoads` would refuse (no tracker).
+   */
+  liveOverlapDepths(hashes: BigUint64Array, now: number): Int32Array | null {
+    this.expire(now);
+    return this.exists ? this.book.overlapDepths(hashes) : null;
   }
 
   potentialLoads(

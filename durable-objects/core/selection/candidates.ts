@@ -20,6 +20,8 @@ export interface Candidate extends CandidateRank {
  * Every rank of the partition's schedulable workers that the book holds, with its figures. Ranks are
  * matched by their slot's dense id, not by a `worker/rank` string: turning a 64-bit worker id into
  * text for each of the partition's ranks on every selection cost more than the rest of this function.
+ * A rank's load is read off its slot in the same pass (what `potentialLoads` and `listLoads` report
+ * of it, without their two lists of every rank of the book).
  */
 export function partitionRanks(
   tracker: Tracker,
@@ -36,31 +38,25 @@ export function partitionRanks(
       if (slot) hits[slot.id] = row;
     }
   }
-  const loads = tracker.potentialLoads(prompt.tracking, 0, now);
-  const active = tracker.listLoads(now);
   const candidates: Candidate[] = [];
-  if (!loads.ok) return candidates;
-  // Both answers list the book's slots in `sortedSlots` order: a slot's position is its row in each.
-  const position: number[] = [];
-  const sorted = book.sortedSlots();
-  for (let i = 0; i < sorted.length; i++) position[sorted[i]!.id] = i;
+  const depths = tracker.liveOverlapDepths(prompt.tracking, now);
+  if (!depths) return candidates;
+  const queryBlocks = prompt.tracking.length;
   for (const worker of partition.workers) {
     const entry = book.workers.get(worker.workerId);
     if (!entry) continue;
     for (const slot of entry.slots) {
       if (!hasRank(worker, slot.dpRank)) continue;
-      const i = position[slot.id]!;
-      const load = loads.loads[i]!;
-      const activeBlocks = active[i]!.activeDecodeBlocks;
       candidates.push({
         workerId: slot.workerId,
         dpRank: slot.dpRank,
         hits: tierHits(hits[slot.id]),
         load: {
-          activePrefillTokens: active[i]!.activePrefillTokens,
-          activeDecodeBlocks: activeBlocks,
-          additionalActiveBlocks: load.potentialDecodeBlocks - activeBlocks,
-          activeRequests: load.activeRequests,
+          activePrefillTokens: slot.prefill.activeTokens(now),
+          activeDecodeBlocks: book.activeBlocks(slot),
+          // The blocks a booking here would add: the prompt's, less those live requests hold.
+          additionalActiveBlocks: queryBlocks - depths[slot.id]!,
+          activeRequests: slot.requests,
         },
         taints: worker.taints,
         worker,
