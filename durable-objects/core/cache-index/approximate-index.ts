@@ -81,14 +81,20 @@ export class ApproximateIndex implements CacheIndex {
     const seq = wordsOf(prompt.sequenceHashes);
     const local = wordsOf(prompt.localHashes);
     const { blocks, entries, groups } = this;
-    const hashes = blocks.prepare(seq, local, n);
+    // The blocks recorded before, each just after the previous one (see `BlockTable`), are found
+    // from their hints alone: only the rest need a key hash and their table slots read ahead.
+    const first = blocks.find(seq, local, 0);
+    let known = first === NONE ? 0 : 1;
+    while (known > 0 && known < n && blocks.hints(first + known, seq, local, known)) known++;
+    const hashes = blocks.prepare(seq, local, n, known);
     const r = this.ranks.intern(workerId, dpRank);
     const g = groups.intern(deadline);
-    // Each block and entry is looked for first just after the previous one (see `BlockTable`).
+    // Each block and entry is looked for first just after the previous one.
     let b = NONE;
     let e = NONE;
     for (let i = 0; i < n; i++) {
-      b = blocks.intern(seq, local, i, b === NONE ? NONE : b + 1, hashes[i]!);
+      const hint = i === 0 ? first : b + 1;
+      b = blocks.intern(seq, local, i, hint, hashes[i]!);
       // A block created just now has no entries to find.
       const found = blocks.created ? NONE : entries.find(b, r, e === NONE ? NONE : e + 1);
       if (found === NONE) e = entries.add(b, r, g);

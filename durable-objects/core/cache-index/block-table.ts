@@ -81,15 +81,16 @@ export class BlockTable {
   }
 
   /**
-   * The key hashes of positions [0, n) of a prompt, for `intern`, with the table's slot of each read
-   * ahead (`IdTable.touch`). The array is reused by the next call.
+   * The key hashes of positions [from, n) of a prompt, for `intern`, with the table's slot of each
+   * read ahead (`IdTable.touch`); the positions before `from` are left as they were (a caller that
+   * found those blocks already needs no hash for them). The array is reused by the next call.
    */
-  prepare(seq: Int32Array, local: Int32Array, n: number): Int32Array {
+  prepare(seq: Int32Array, local: Int32Array, n: number, from = 0): Int32Array {
     if (this.keyHashes.length < n) this.keyHashes = new Int32Array(n);
     const hashes = this.keyHashes;
-    for (let i = 0; i < n; i++) hashes[i] = this.hashOfPrompt(seq, local, i);
+    for (let i = from; i < n; i++) hashes[i] = this.hashOfPrompt(seq, local, i);
     let read = 0;
-    for (let i = 0; i < n; i++) read ^= this.table.touch(hashes[i]!);
+    for (let i = from; i < n; i++) read ^= this.table.touch(hashes[i]!);
     this.readAhead = read;
     return hashes;
   }
@@ -235,7 +236,7 @@ export class BlockTable {
   }
 
   /** Whether `hint` is a live block with this key (a free block's position, -1, matches none). */
-  private hints(hint: number, seq: Int32Array, local: Int32Array, pos: number): boolean {
+  hints(hint: number, seq: Int32Array, local: Int32Array, pos: number): boolean {
     return hint >= 0 && hint < this.used && this.matches(hint, seq, local, pos);
   }
 
