@@ -99,9 +99,7 @@ export class EntryStore {
   find(b: number, r: number, hint = NONE): number {
     if (hint >= 0 && hint < this.used && this.block(hint) === b && this.rank(hint) === r) return hint;
     if (b >= this.holders.length || (this.holders[b]! & FILED) === 0) {
-      for (let e = this.blocks.words[b * BLOCK_WORDS + HEAD]!; e !== NONE; e = this.nextOfBlock(e)) {
-        if (this.rank(e) === r) return e;
-      }
+      for (let e = this.blocks.head(b); e !== NONE; e = this.nextOfBlock(e)) if (this.rank(e) === r) return e;
       return NONE;
     }
     const table = this.table;
@@ -127,7 +125,7 @@ export class EntryStore {
     if ((held & FILED) !== 0) this.file(e, b, r);
     else if (held === this.fileAt) {
       // Enough holders that a walk would cost more than the set: all of them go in.
-      for (let x = this.blocks.words[at]!; x !== NONE; x = this.nextOfBlock(x)) this.file(x, b, this.rank(x));
+      for (let x = this.blocks.head(b); x !== NONE; x = this.nextOfBlock(x)) this.file(x, b, this.rank(x));
       this.holders[b] = held | FILED;
     }
     this.link(BY_RANK, this.ranks.head, r, e);
@@ -215,13 +213,13 @@ export class EntryStore {
     this.unlink(BY_BLOCK, this.blocks.words, at, e);
     if ((held & FILED) !== 0 && (held & ~FILED) <= this.unfileAt) {
       // Few enough holders to walk: the rest leave the set.
-      for (let x = this.blocks.words[at]!; x !== NONE; x = this.nextOfBlock(x)) {
+      for (let x = this.blocks.head(b); x !== NONE; x = this.nextOfBlock(x)) {
         this.table.delete(x, this.hashOfKey(b, this.rank(x)));
       }
       held &= ~FILED;
     }
     this.holders[b] = held;
-    if (this.blocks.words[at] === NONE) this.blocks.release(b);
+    if (this.blocks.head(b) === NONE) this.blocks.release(b);
     this.unlink(BY_RANK, this.ranks.head, r, e);
     if (--this.ranks.count[r]! === 0) this.ranks.release(r);
     this.words[e * ENTRY_WORDS + RANK] = NONE;
