@@ -59,6 +59,7 @@ function coreTable({ core }) {
       "baseline p50 µs",
       "×",
       "heap B/request, ours",
+      "index aside",
       "baseline",
     ],
     liveSizes(core).map((live) => {
@@ -73,6 +74,7 @@ function coreTable({ core }) {
         fmt(baseline?.p50Us),
         ratio(baseline?.p50Us, ours?.p50Us, 0),
         fmt(ours?.heapBytesPerRequest),
+        fmt(ours?.liveStateBytesPerRequest),
         fmt(baseline?.heapBytesPerRequest),
       ];
     }),

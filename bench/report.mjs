@@ -73,11 +73,12 @@ export function targetsOf({
   const coreRatio = perN.every((x) => x.ratio !== null) ? Math.min(...perN.map((x) => x.ratio)) : null;
   const p50 = (live) => at(core, live)?.ours.p50Us;
   // "Half shared" holds once each family has several live members; at N = 1,000 (1,000 families)
-  // most prompts share nothing, so the heap target is judged where the workload has its shape.
-  const heap = Math.max(
-    at(core, 10_000).ours.heapBytesPerRequest,
-    at(core, 100_000).ours.heapBytesPerRequest,
-  );
+  // most prompts share nothing, so the heap target is judged where the workload has its shape. It is
+  // the live requests' own state: the cache index's bytes are the same at every N, up to its cap
+  // (`bench/core/main.ts`), and have a figure of their own. Runs before that reading judged the whole.
+  const liveState = (live) =>
+    at(core, live).ours.liveStateBytesPerRequest ?? at(core, live).ours.heapBytesPerRequest;
+  const heap = Math.max(liveState(10_000), liveState(100_000));
   const flushMs = replication?.flushMs;
   const catchUp = replication?.catchUpEventsPerSec ?? null;
   // The worst of the cache-index caps the selection core ran under (`bench/selection/latency.ts`).
@@ -211,10 +212,10 @@ export function targetsOf({
       digits: 2,
     },
     {
-      figure: "heap bytes per live request (worst of N = 10,000 and 100,000)",
+      figure: "heap bytes per live request, the cache index aside (worst of N = 10,000 and 100,000)",
       goal: "≤ 1,500",
       value: heap,
-      from: `10,000: ${fmt(at(core, 10_000).ours.heapBytesPerRequest)} B, 100,000: ${fmt(at(core, 100_000).ours.heapBytesPerRequest)} B`,
+      from: `10,000: ${fmt(liveState(10_000))} B, 100,000: ${fmt(liveState(100_000))} B; with the index at its cap: ${fmt(at(core, 10_000).ours.heapBytesPerRequest)} B and ${fmt(at(core, 100_000).ours.heapBytesPerRequest)} B`,
       ok: (v) => v <= 1500,
       digits: 0,
     },
@@ -504,6 +505,7 @@ export function printReport(
         "p99",
         "×",
         "heap B/req ours",
+        "index aside",
         "baseline",
       ],
       core.sizes.map((s) => [
@@ -517,6 +519,7 @@ export function printReport(
         fmt(s.baseline.p99Us, 0),
         fmt(s.baseline.p50Us / s.ours.p50Us, 0),
         fmt(s.ours.heapBytesPerRequest),
+        s.ours.liveStateBytesPerRequest === undefined ? "—" : fmt(s.ours.liveStateBytesPerRequest),
         fmt(s.baseline.heapBytesPerRequest),
       ]),
     ),

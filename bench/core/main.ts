@@ -2,13 +2,22 @@
  * The core benchmark: our tracker and the baseline, side by side in one process, on the same trace.
  * Run by `bench/run.mjs` as a bundle under `node --expose-gc`; argv[2] is the baseline module's path.
  * Prints one JSON line: per book size N, cycles/s, `potential_loads` latency and heap per request.
+ *
+ * Our heap is read twice: the tracker as it runs, and the same tracker with its cache index swapped
+ * for one that records nothing (`no-index.ts`). The index keeps what finished requests cached, up to
+ * its cap of entries, whatever the number of live requests: every /add records its prompt, so after
+ * the fill and churn it is full at every N (about 17.6 MB at the default 200,000 entries, 1,760 B per
+ * request at 10,000 and 176 B at 100,000). The second reading is the live requests' own state, the
+ * figure the baseline (which has no index) is compared with; the index's bytes per entry are the
+ * cache-index part's figure.
  */
 import { pathToFileURL } from "node:url";
-import { NaiveSubject, type NaiveTrackerClass, OurSubject, type Subject } from "./subjects";
+import { heapBytes, percentile } from "../measures";
+import { NoIndex, withIndex } from "./no-index";
 import { cycleRates, elapsedMs, naive, ours } from "./rates";
+import { NaiveSubject, type NaiveTrackerClass, OurSubject, type Subject } from "./subjects";
 import { promptBigints, queryArray, Rng, requestOf } from "./trace";
 import { BOOK_SIZES, fill, materialize, run, T0 } from "./workload";
-import { heapBytes, percentile } from "../measures";
 
 /** Churn before a heap reading, so that free lists and table sizes are those of a book in use. */
 const HEAP_CHURN = 20_000;
@@ -38,6 +47,12 @@ function heapPerRequest<H>(subject: () => Subject<H>, form: (h: BigUint64Array) 
   const bytes = heapBytes() - base;
   if (s.name === "") throw new Error("unreachable: keeps the subject alive through the reading");
   return bytes / live;
+}
+
+/** `subject` with a cache index that records nothing: its heap is the live requests' state alone. */
+function withoutIndex(subject: OurSubject): OurSubject {
+  withIndex(subject.tracker, new NoIndex());
+  return subject;
 }
 
 /** A separate frame, so that no interpreter register keeps the churn's inputs alive afterwards. */
@@ -93,6 +108,7 @@ function queryLatencies(a: Subject<BigUint64Array>, b: Subject<bigint[]>, live: 
 function measure(Naive: NaiveTrackerClass, live: number) {
   const heap = {
     ours: heapPerRequest(() => new OurSubject(T0), ours, live),
+    oursLiveState: heapPerRequest(() => withoutIndex(new OurSubject(T0)), ours, live),
     baseline: heapPerRequest(() => new NaiveSubject(Naive), naive, live),
   };
   const a = new OurSubject(T0);
@@ -104,7 +120,12 @@ function measure(Naive: NaiveTrackerClass, live: number) {
   if (a.tracker.liveRequests !== live) throw new Error(`book drifted: ${a.tracker.liveRequests} live`);
   return {
     live,
-    ours: { cyclesPerSec: rates.ours, ...latency.ours, heapBytesPerRequest: heap.ours },
+    ours: {
+      cyclesPerSec: rates.ours,
+      ...latency.ours,
+      heapBytesPerRequest: heap.ours,
+      liveStateBytesPerRequest: heap.oursLiveState,
+    },
     baseline: { cyclesPerSec: rates.baseline, ...latency.baseline, heapBytesPerRequest: heap.baseline },
   };
 }
