@@ -157,8 +157,7 @@ export class Book {
     if (booking.cachePrompt !== undefined) req.cachePrompt = booking.cachePrompt;
     if (booking.owner !== undefined && booking.grant) {
       req.owner = booking.owner;
-      req.grantAt = booking.grant.at;
-      req.grantDeadline = booking.grant.deadline;
+      req.grant = { at: booking.grant.at, deadline: booking.grant.deadline };
       let mine = this.owned.get(req.owner);
       if (!mine) {
         mine = new Set();

@@ -27,9 +27,12 @@ export class LiveRequest implements PrefillEntry {
   outputMicroBlocks = 0;
   /** The owner whose lease keeps it (null: unowned, it expires by age). */
   owner: string | null = null;
-  /** The lease grant it was made under (`lease-table.ts`): a cut after `grantAt` ends it. */
-  grantAt = Number.NaN;
-  grantDeadline = Number.NaN;
+  /**
+   * The lease grant an owned request was made under (`lease-table.ts`): a cut after its `at` ends
+   * it. One object, null for the unowned: two number fields would hold a heap number each in every
+   * request (about 40 bytes more per live request, measured in Node).
+   */
+  grant: { readonly at: number; readonly deadline: number } | null = null;
 
   constructor(
     readonly id: string,
@@ -50,6 +53,16 @@ export class LiveRequest implements PrefillEntry {
     /** Prompt length in blocks: its share of the tracker's live block budget. */
     readonly blocks: number,
   ) {}
+
+  /** When its lease grant was made (NaN: unowned). */
+  get grantAt(): number {
+    return this.grant?.at ?? Number.NaN;
+  }
+
+  /** Its lease grant's deadline (NaN: unowned). */
+  get grantDeadline(): number {
+    return this.grant?.deadline ?? Number.NaN;
+  }
 }
 
 /** A live request as the add that booked it, with `hashes` for its prompt. */
