@@ -75,9 +75,8 @@ export function targetsOf({
   // "Half shared" holds once each family has several live members; at N = 1,000 (1,000 families)
   // most prompts share nothing, so the heap target is judged where the workload has its shape. It is
   // the live requests' own state: the cache index's bytes are the same at every N, up to its cap
-  // (`bench/core/main.ts`), and have a figure of their own. Runs before that reading judged the whole.
-  const liveState = (live) =>
-    at(core, live).ours.liveStateBytesPerRequest ?? at(core, live).ours.heapBytesPerRequest;
+  // (`bench/core/main.ts`), and have a figure of their own.
+  const liveState = (live) => at(core, live).ours.liveStateBytesPerRequest;
   const heap = Math.max(liveState(10_000), liveState(100_000));
   const flushMs = replication?.flushMs;
   const catchUp = replication?.catchUpEventsPerSec ?? null;
@@ -519,7 +518,7 @@ export function printReport(
         fmt(s.baseline.p99Us, 0),
         fmt(s.baseline.p50Us / s.ours.p50Us, 0),
         fmt(s.ours.heapBytesPerRequest),
-        s.ours.liveStateBytesPerRequest === undefined ? "—" : fmt(s.ours.liveStateBytesPerRequest),
+        fmt(s.ours.liveStateBytesPerRequest),
         fmt(s.baseline.heapBytesPerRequest),
       ]),
     ),

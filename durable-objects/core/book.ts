@@ -156,12 +156,11 @@ export class Book {
     );
     if (booking.cachePrompt !== undefined) req.cachePrompt = booking.cachePrompt;
     if (booking.owner !== undefined && booking.grant) {
-      req.owner = booking.owner;
-      req.grant = { at: booking.grant.at, deadline: booking.grant.deadline };
-      let mine = this.owned.get(req.owner);
+      req.lease = { owner: booking.owner, at: booking.grant.at, deadline: booking.grant.deadline };
+      let mine = this.owned.get(booking.owner);
       if (!mine) {
         mine = new Set();
-        this.owned.set(req.owner, mine);
+        this.owned.set(booking.owner, mine);
       }
       mine.add(req);
     }

@@ -25,14 +25,13 @@ export class LiveRequest implements PrefillEntry {
   cachePrompt: CachePrompt | null | undefined = undefined;
   /** Output blocks added to it (selection `output_block`), in millionths of a block; this replica only. */
   outputMicroBlocks = 0;
-  /** The owner whose lease keeps it (null: unowned, it expires by age). */
-  owner: string | null = null;
   /**
-   * The lease grant an owned request was made under (`lease-table.ts`): a cut after its `at` ends
-   * it. One object, null for the unowned: two number fields would hold a heap number each in every
-   * request (about 40 bytes more per live request, measured in Node).
+   * The lease an owned request was booked under (`lease-table.ts`): its owner, and the grant's time
+   * and deadline (a cut after `at` ends it); null for the unowned, which expire by age. One object:
+   * the grant's two number fields would hold a heap number each in every request (about 40 bytes
+   * more per live request, measured in Node).
    */
-  grant: { readonly at: number; readonly deadline: number } | null = null;
+  lease: { readonly owner: string; readonly at: number; readonly deadline: number } | null = null;
 
   constructor(
     readonly id: string,
@@ -54,14 +53,19 @@ export class LiveRequest implements PrefillEntry {
     readonly blocks: number,
   ) {}
 
+  /** The owner whose lease keeps it (null: unowned). */
+  get owner(): string | null {
+    return this.lease?.owner ?? null;
+  }
+
   /** When its lease grant was made (NaN: unowned). */
   get grantAt(): number {
-    return this.grant?.at ?? Number.NaN;
+    return this.lease?.at ?? Number.NaN;
   }
 
   /** Its lease grant's deadline (NaN: unowned). */
   get grantDeadline(): number {
-    return this.grant?.deadline ?? Number.NaN;
+    return this.lease?.deadline ?? Number.NaN;
   }
 }
 
@@ -82,9 +86,9 @@ export function bookingOf(req: LiveRequest, hashes: BigUint64Array): AddEvent {
     deadline: req.deadline,
   };
   if (req.cachePrompt !== undefined) event.cachePrompt = req.cachePrompt;
-  if (req.owner !== null) {
-    event.owner = req.owner;
-    event.grant = { at: req.grantAt, deadline: req.grantDeadline };
+  if (req.lease !== null) {
+    event.owner = req.lease.owner;
+    event.grant = { at: req.lease.at, deadline: req.lease.deadline };
   }
   return event;
 }
